@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make            build every module against the target kernel's headers
+# make unit       build the userspace unit tests of the algorithm cores
+# make tc         build the tc plugin(s) for iproute2
+# make test       unit tests + in-VM integration suite, in one VM boot
+# make bench      the baseline experiment (docs/baseline.md)
+# make install    install modules (and the tc plugin) on this host
+#
+# KDIR selects the kernel build tree.  Default: the running kernel when it
+# can load modules and its headers are installed, otherwise the newest
+# Debian linux-headers-*-amd64 under /usr/src.
+
+PROJECT_VERSION := 0.1
+CURDIR_ABS := $(abspath $(CURDIR))
+
+running_kdir := /lib/modules/$(shell uname -r)/build
+ifeq ($(origin KDIR),undefined)
+  ifneq ($(wildcard /proc/modules),)
+    ifneq ($(wildcard $(running_kdir)/Makefile),)
+      KDIR := $(running_kdir)
+    endif
+  endif
+endif
+ifeq ($(KDIR),)
+  KDIR := $(lastword $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V))
+endif
+KVER = $(shell $(MAKE) -s -C $(KDIR) kernelversion 2>/dev/null)
+
+CC ?= cc
+UNIT_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -I.
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,build/unit/%,$(UNIT_SRCS))
+
+TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
+
+.PHONY: all modules unit tc test bench install clean deps kdir
+
+all: modules unit tc
+
+kdir:
+	@echo $(KDIR)
+
+modules:
+	@test -n "$(KDIR)" || { echo "No kernel headers found: install linux-headers-amd64 (tools/install-deps.sh) or set KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules
+
+unit: $(UNIT_BINS)
+
+build/unit/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $<
+
+tc:
+	@if [ -f tools/tc/Makefile ]; then $(MAKE) -C tools/tc; fi
+
+deps:
+	tools/install-deps.sh
+
+test: deps
+	$(MAKE) all
+	tools/vm-run --timeout 1500 --log build/test-console.log -- \
+		python3 -m pytest -p no:cacheprovider -v tests
+
+bench: deps
+	$(MAKE) all
+	tools/bench-baseline
+
+install: modules tc
+	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules_install
+	depmod -a $(KVER)
+	@if [ -f tools/tc/Makefile ]; then $(MAKE) -C tools/tc install TC_LIBDIR=$(TC_LIBDIR); fi
+
+clean:
+	@test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(CURDIR_ABS) clean
+	rm -rf build
+	@if [ -f tools/tc/Makefile ]; then $(MAKE) -C tools/tc clean; fi

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Minimal unit-test harness for the plain-C algorithm cores.  Each test
+ * binary prints one line per failed check and exits non-zero if any failed.
+ */
+#ifndef SATNET_UNIT_H
+#define SATNET_UNIT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int unit_failed;
+static int unit_checks;
+
+#define CHECK(cond) do {						\
+	unit_checks++;							\
+	if (!(cond)) {							\
+		unit_failed++;						\
+		fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n",	\
+			__FILE__, __LINE__, __func__, #cond);		\
+	}								\
+} while (0)
+
+#define CHECK_EQ(a, b) do {						\
+	long long _a = (long long)(a), _b = (long long)(b);		\
+	unit_checks++;							\
+	if (_a != _b) {							\
+		unit_failed++;						\
+		fprintf(stderr, "%s:%d: %s: %s == %lld, expected %s == %lld\n", \
+			__FILE__, __LINE__, __func__, #a, _a, #b, _b);	\
+	}								\
+} while (0)
+
+#define RUN(fn) do { fn(); } while (0)
+
+static inline int unit_report(const char *name)
+{
+	printf("%s: %d checks, %d failed\n", name, unit_checks, unit_failed);
+	return unit_failed ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Install everything a fresh Debian 12 machine lacks to build, boot and test
+# this project.  Idempotent: packages already present are skipped.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: must run as root (apt-get needs it); try: sudo $0" >&2
+	exit 1
+fi
+
+DEBS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static
+      iperf3 iproute2 ethtool tcpdump bpftool kmod cpio xz-utils zstd
+      python3 python3-pytest python3-scapy python3-matplotlib
+      build-essential bc flex bison libelf-dev libmnl-dev pkg-config
+      linux-source-6.1 iputils-ping procps"
+
+missing=""
+for p in $DEBS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+	echo "install-deps: installing$missing"
+	# apt in the shared /tmp was seen to lose files mid-install (design.md).
+	export TMPDIR=/var/tmp/satnet-apt
+	mkdir -p "$TMPDIR"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# Kernel source for checkpatch.pl and the reference qdiscs/congestion modules.
+src=$(ls -d /usr/src/linux-source-6.1 2>/dev/null || true)
+if [ -z "$src" ]; then
+	tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1)
+	[ -n "$tarball" ] && tar -C /usr/src -xf "$tarball"
+fi
+
+# The harness uses the Debian python3 (pytest, scapy, matplotlib above).
+/usr/bin/python3 -c 'import pytest, scapy, matplotlib' ||
+	{ echo "install-deps: python modules missing after install" >&2; exit 1; }
+echo "install-deps: ok"
