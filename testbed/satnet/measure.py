@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Self-check, one iperf3 run, counters and metadata."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+from .scenario import ACCESS_RATE_BPS
+from .topo import TOP
+
+BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
+RTT_TOLERANCE = 0.02
+RATE_TOLERANCE = 0.10
+NSTAT_KEYS = ("TcpExtTCPFastRetrans", "TcpExtTCPTimeouts",
+              "TcpExtTCPLossProbes", "TcpExtTCPSACKReorder",
+              "TcpExtTCPDSACKRecv", "TcpExtTCPDSACKUndo",
+              "TcpExtTCPSpuriousRTOs", "TcpExtTCPLostRetransmit",
+              "TcpExtTCPSACKRecovery", "TcpExtTCPRenoRecovery",
+              "TcpExtTCPRenoReorder", "TcpExtTCPTSReorder",
+              "TcpExtTCPLossUndo", "TcpExtTCPFullUndo",
+              "TcpExtTCPPartialUndo", "TcpExtTCPSpuriousRtxHostQueues",
+              "TcpExtTCPDSACKOfoRecv", "TcpRetransSegs", "TcpOutSegs")
+
+
+class SelfCheckError(RuntimeError):
+    pass
+
+
+def nstat(topo, ns):
+    """All TCP/IP MIB counters of a namespace (fresh, so absolute)."""
+    text = topo.ex(ns, ["cat", "/proc/net/netstat", "/proc/net/snmp"]).stdout
+    counters = {}
+    lines = text.splitlines()
+    for head, vals in zip(lines[0::2], lines[1::2]):
+        names, values = head.split(), vals.split()
+        prefix = names[0].rstrip(":")
+        for n, v in zip(names[1:], values[1:]):
+            counters[prefix + n] = int(v)
+    return counters
+
+
+def ping_rtt(topo, i=0, count=10):
+    out = topo.ex(topo.snd[i], ["ping", "-n", "-q", "-c", str(count), "-i",
+                                "0.2", "-W", "5", topo.rcv_addr(i)],
+                  check=False, timeout=120).stdout
+    m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", out)
+    if not m:
+        raise SelfCheckError("no ping reply across the path: " + out.strip())
+    return float(m.group(1))
+
+
+def expected_ping_ms(sc, nbytes=98):
+    """Base RTT plus the serialisation of one ping at each rate stage."""
+    ser = nbytes * 8 * (3 / ACCESS_RATE_BPS + 1 / sc.rate_bps) * 1000
+    return sc.base_rtt_ms() + ser
+
+
+def link_bytes(topo, ns, dev):
+    return int(topo.ex(ns, ["cat", "/sys/class/net/%s/statistics/rx_bytes"
+                            % dev]).stdout)
+
+
+def bottleneck_rate(topo, seconds=2.0):
+    """Blast UDP at 1.5x the rate toward R2; R2's receive counter over a
+    steady window gives the bottleneck's delivered rate at layer 2."""
+    sc = topo.sc
+    rate = min(sc.rate_bps * 1.5, ACCESS_RATE_BPS * 0.98)
+    blast = topo.popen(topo.snd[0], [sys.executable, BLAST, "send",
+                                     "10.0.0.2", str(rate),
+                                     str(seconds + 1.5)],
+                       stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        b0, t0 = link_bytes(topo, topo.r2, "b"), time.monotonic()
+        time.sleep(seconds)
+        b1, t1 = link_bytes(topo, topo.r2, "b"), time.monotonic()
+    finally:
+        blast.wait()
+    return (b1 - b0) * 8 / (t1 - t0)
+
+
+def self_check(topo):
+    """Idle RTT within 2 % and bottleneck rate within 10 %, or fail."""
+    sc = topo.sc
+    rtt = ping_rtt(topo)
+    want_rtt = expected_ping_ms(sc)
+    rate = bottleneck_rate(topo)
+    res = {"rtt_ms": rtt, "rtt_expected_ms": round(want_rtt, 3),
+           "rate_bps": round(rate), "rate_expected_bps": sc.rate_bps}
+    if abs(rtt - want_rtt) > RTT_TOLERANCE * want_rtt:
+        raise SelfCheckError("idle RTT %.2f ms, expected %.2f ms (+-2%%)" %
+                             (rtt, want_rtt))
+    if abs(rate - sc.rate_bps) > RATE_TOLERANCE * sc.rate_bps:
+        raise SelfCheckError("bottleneck rate %.0f bit/s, expected %.0f "
+                             "(+-10%%)" % (rate, sc.rate_bps))
+    return res
+
+
+SS_FIELDS = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)",
+             "rtt_ms": r"\brtt:([\d.]+)/", "bytes_acked": r"bytes_acked:(\d+)",
+             "bytes_sent": r"bytes_sent:(\d+)",
+             "bytes_retrans": r"bytes_retrans:(\d+)",
+             "retrans_total": r"\bretrans:\d+/(\d+)",
+             "reordering": r"\breordering:(\d+)",
+             "lost": r"\blost:(\d+)"}
+
+
+def parse_ss(text):
+    """One row per connection of `ss -tinH`, keyed by the local port."""
+    rows = []
+    for block in re.split(r"\n(?=\S)", text):
+        m = re.search(r":(\d+)\s+\S+:\d+", block)
+        if not m:
+            continue
+        row = {"sport": int(m.group(1))}
+        for k, pat in SS_FIELDS.items():
+            m = re.search(pat, block)
+            if m:
+                row[k] = float(m.group(1)) if "." in m.group(1) \
+                    else int(m.group(1))
+        rows.append(row)
+    return rows
+
+
+def data_flow(rows):
+    """The samples of the connection that moved the most data (iperf3's
+    control connection shares the port pair's destination)."""
+    if not rows:
+        return []
+    top = max(rows, key=lambda r: r.get("bytes_acked", 0))["sport"]
+    return [r for r in rows if r["sport"] == top]
+
+
+class Sampler(threading.Thread):
+    """Polls `ss -tin` in the sender namespace: cwnd/ssthresh over time."""
+
+    def __init__(self, topo, ns, dst, period=1.0):
+        super().__init__(daemon=True)
+        self.topo, self.ns, self.dst, self.period = topo, ns, dst, period
+        self.rows, self.stop = [], threading.Event()
+
+    def run(self):
+        t0 = time.monotonic()
+        while not self.stop.wait(self.period):
+            r = self.topo.ex(self.ns, ["ss", "-tinH", "dst", self.dst],
+                             check=False)
+            now = round(time.monotonic() - t0, 3)
+            for row in parse_ss(r.stdout):
+                row["t"] = now
+                self.rows.append(row)
+
+
+def module_params(cc):
+    d = "/sys/module/tcp_%s/parameters" % cc
+    if not os.path.isdir(d):
+        return {}
+    out = {}
+    for p in sorted(os.listdir(d)):
+        try:
+            out[p] = open(os.path.join(d, p)).read().strip()
+        except OSError:
+            pass
+    return out
+
+
+def iperf3_run(topo, cc, duration, i=0, port=5201):
+    """One flow, pair i: returns iperf3's JSON and the ss time series."""
+    dst = topo.rcv_addr(i)
+    server = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    sampler = Sampler(topo, topo.snd[i], dst)
+    sampler.start()
+    try:
+        r = topo.ex(topo.snd[i], ["iperf3", "-c", dst, "-p", str(port), "-C",
+                                  cc, "-t", str(duration), "-J", "-i", "1",
+                                  "--connect-timeout", "30000"],
+                    check=False, timeout=duration * 3 + 120)
+    finally:
+        sampler.stop.set()
+        sampler.join()
+        server.kill()
+        server.wait()
+    try:
+        res = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        raise RuntimeError("iperf3 gave no JSON: " + r.stderr.strip()) \
+            from None
+    if "error" in res:
+        raise RuntimeError("iperf3: " + res["error"])
+    return res, data_flow(sampler.rows)
+
+
+def summarize(cc, res, rows, counters, duration):
+    end = res["end"]
+    got = end["sum_received"]["bytes"]
+    wire = None
+    if len(rows) > 1 and rows[-1]["t"] > rows[0]["t"]:
+        wire = (rows[-1].get("bytes_sent", 0) - rows[0].get("bytes_sent", 0)) \
+            / (rows[-1]["t"] - rows[0]["t"])
+    return {
+        "cc": cc,
+        "duration_s": duration,
+        "goodput_bps": got * 8 / duration,
+        "throughput_bps": wire * 8 if wire else None,
+        "retransmits": end["sum_sent"].get("retransmits"),
+        "counters": {k: counters.get(k, 0) for k in NSTAT_KEYS},
+        "intervals": [{"t": round(iv["sum"]["end"], 2),
+                       "bps": iv["sum"]["bits_per_second"],
+                       "cwnd": iv["streams"][0].get("snd_cwnd"),
+                       "rtt_us": iv["streams"][0].get("rtt"),
+                       "retransmits": iv["sum"].get("retransmits")}
+                      for iv in res.get("intervals", [])],
+        "ss": rows,
+    }
+
+
+def metadata(topo, cc):
+    sc = topo.sc
+    keys = sorted(set(topo.profile.sender) | set(sc.sysctl) |
+                  {"net.ipv4.tcp_recovery", "net.ipv4.tcp_dsack",
+                   "net.ipv4.tcp_ecn", "net.ipv4.tcp_frto",
+                   "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps",
+                   "net.ipv4.tcp_reordering"})
+    qd = topo.ex(topo.r1, ["tc", "qdisc", "show", "dev", "b"]).stdout
+    return {
+        "kernel": os.uname().release,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "scenario": sc.describe(),
+        "profile": topo.profile.name,
+        "sysctl_sender": topo.read_sysctls(topo.snd[0], keys),
+        "sysctl_receiver": topo.read_sysctls(topo.rcv[0], keys),
+        "bottleneck_qdisc": qd.strip().splitlines(),
+        "module_params": module_params(cc),
+        "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True,
+                                 text=True).stdout.splitlines()[0],
+        "project": TOP,
+    }

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Scenario and sysctl-profile files, and the values derived from them.
+
+A scenario (testbed/scenarios/*.toml) describes one figure family of the
+seeds: bottleneck, satellite path, errors, reordering, ACK path.  A profile
+(testbed/profiles/*.toml) names the sysctls applied to the sender's and the
+receiver's namespaces.  See testbed/README.md for every key.
+"""
+
+import math
+import os
+import tomllib
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENARIO_DIR = os.path.join(HERE, "scenarios")
+PROFILE_DIR = os.path.join(HERE, "profiles")
+
+ACCESS_RATE_BPS = 10_000_000      # access links: 10 Mbit/s ...
+ACCESS_DELAY_MS = 1.0             # ... and 1 ms, one-way (seed 000 §3)
+ACK_BYTES = 66                    # 40 B of headers + 12 of timestamps + L2
+DISTS = ("normal", "uniform", "exponential", "fixed")
+QDISCS = ("pfifo", "red", "epdn")
+
+
+class ScenarioError(ValueError):
+    pass
+
+
+def ber_to_per(ber, nbytes):
+    """Packet error rate of an nbytes packet under independent bit errors."""
+    return 1.0 - (1.0 - ber) ** (8 * nbytes)
+
+
+def _load(path):
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ScenarioError("no such file: %s" % path) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError("%s: %s" % (path, e)) from None
+
+
+def _resolve(name, folder):
+    if os.sep in name or name.endswith(".toml"):
+        return name
+    return os.path.join(folder, name + ".toml")
+
+
+def _check_keys(section, where, allowed):
+    extra = set(section) - set(allowed)
+    if extra:
+        raise ScenarioError("%s: unknown key(s) %s" %
+                            (where, ", ".join(sorted(extra))))
+
+
+def _positive(val, where, allow_zero=True):
+    if not isinstance(val, (int, float)) or val < 0 or \
+            (val == 0 and not allow_zero):
+        raise ScenarioError("%s must be a %s number, not %r" %
+                            (where, "non-negative" if allow_zero else
+                             "positive", val))
+    return float(val)
+
+
+class Reorder:
+    """A fraction of packets gets an extra delay (seed 000 §4.1/§4.2)."""
+
+    def __init__(self, d, where):
+        _check_keys(d, where, ("fraction", "dist", "mean_ms"))
+        self.fraction = _positive(d.get("fraction", 0.0), where + ".fraction")
+        if self.fraction > 1:
+            raise ScenarioError(where + ".fraction must be <= 1")
+        self.dist = d.get("dist", "normal")
+        if self.dist not in DISTS:
+            raise ScenarioError("%s.dist must be one of %s" %
+                                (where, ", ".join(DISTS)))
+        self.mean_ms = _positive(d.get("mean_ms", 0.0), where + ".mean_ms")
+
+    @property
+    def active(self):
+        return self.fraction > 0 and self.mean_ms > 0
+
+    def max_extra_ms(self):
+        """Largest extra delay the model can draw."""
+        return {"normal": 2, "uniform": 2, "exponential": 6,
+                "fixed": 1}[self.dist] * self.mean_ms
+
+
+class Direction:
+    """One direction of the satellite link: delay, errors, reordering."""
+
+    def __init__(self, d, where, nbytes, default_delay=None):
+        _check_keys(d, where, ("delay_ms", "ber", "per", "loss",
+                               "packet_bytes", "reorder"))
+        delay = d.get("delay_ms", default_delay)
+        if delay is None:
+            raise ScenarioError(where + ".delay_ms is required")
+        self.delay_ms = _positive(delay, where + ".delay_ms")
+        self.packet_bytes = int(d.get("packet_bytes", nbytes))
+        if "ber" in d and "per" in d:
+            raise ScenarioError(where + ": give ber or per, not both")
+        if "per" in d:
+            self.per = _positive(d["per"], where + ".per")
+        else:
+            self.per = ber_to_per(_positive(d.get("ber", 0.0),
+                                            where + ".ber"),
+                                  self.packet_bytes)
+        self.ber = d.get("ber")
+        self.loss = _positive(d.get("loss", 0.0), where + ".loss")
+        if self.per >= 1 or self.loss >= 1:
+            raise ScenarioError(where + ": error and loss rates must be < 1")
+        self.reorder = Reorder(d.get("reorder", {}), where + ".reorder")
+
+    def max_delay_ms(self):
+        return self.delay_ms + (self.reorder.max_extra_ms()
+                                if self.reorder.active else 0)
+
+
+class Scenario:
+    def __init__(self, d, path):
+        self.path = path
+        _check_keys(d, path, ("name", "source", "bottleneck", "forward",
+                              "ack", "run", "sysctl"))
+        self.name = d.get("name") or os.path.basename(path)[:-5]
+        self.source = d.get("source", "")
+        b = d.get("bottleneck", {})
+        _check_keys(b, "bottleneck", ("rate_mbit", "qdisc", "limit",
+                                      "epdn", "red"))
+        self.rate_bps = _positive(b.get("rate_mbit", 0),
+                                  "bottleneck.rate_mbit", False) * 1e6
+        if self.rate_bps > ACCESS_RATE_BPS:
+            raise ScenarioError("bottleneck.rate_mbit exceeds the 10 Mbit/s "
+                                "access links")
+        self.qdisc = b.get("qdisc", "pfifo")
+        if self.qdisc not in QDISCS:
+            raise ScenarioError("bottleneck.qdisc must be one of " +
+                                ", ".join(QDISCS))
+        self.limit = b.get("limit", "bdp")
+        self.epdn_args = b.get("epdn", "")
+        self.red = b.get("red", {})
+        self.fwd = Direction(d.get("forward", {}), "forward", 1500)
+        self.ack = Direction(d.get("ack", {}), "ack", ACK_BYTES,
+                             self.fwd.delay_ms)
+        r = d.get("run", {})
+        _check_keys(r, "run", ("duration_s", "profile", "pairs"))
+        self.duration_s = _positive(r.get("duration_s", 60), "run.duration_s",
+                                    False)
+        self.profile = r.get("profile", "linux")
+        self.pairs = int(r.get("pairs", 1))
+        if not 1 <= self.pairs <= 64:
+            raise ScenarioError("run.pairs must be 1..64")
+        self.sysctl = d.get("sysctl", {})
+
+    def base_rtt_ms(self):
+        """Idle RTT of the shortest path, without queueing."""
+        return 4 * ACCESS_DELAY_MS + self.fwd.delay_ms + self.ack.delay_ms
+
+    def bdp_packets(self):
+        bdp = self.rate_bps * self.base_rtt_ms() / 1000 / 8
+        return max(4, math.ceil(bdp / self.fwd.packet_bytes))
+
+    def limit_packets(self):
+        if self.limit == "bdp":
+            return self.bdp_packets()
+        if isinstance(self.limit, int) and self.limit > 0:
+            return self.limit
+        raise ScenarioError("bottleneck.limit must be \"bdp\" or a positive "
+                            "packet count, not %r" % (self.limit,))
+
+    def netem_limit(self, direction):
+        """Packets a delay stage must hold: rate x largest delay, counted
+        in small packets so that ACKs and probes never overflow it."""
+        pps = self.rate_bps / 8 / 200
+        return int(pps * direction.max_delay_ms() / 1000 * 1.5) + 1000
+
+    def describe(self):
+        return {
+            "name": self.name, "source": self.source,
+            "rate_bps": self.rate_bps, "qdisc": self.qdisc,
+            "limit_packets": self.limit_packets(),
+            "base_rtt_ms": self.base_rtt_ms(),
+            "forward": vars_of(self.fwd), "ack": vars_of(self.ack),
+            "duration_s": self.duration_s, "profile": self.profile,
+            "pairs": self.pairs, "sysctl": self.sysctl,
+        }
+
+
+def vars_of(direction):
+    d = {k: v for k, v in vars(direction).items() if k != "reorder"}
+    d["reorder"] = vars(direction.reorder)
+    return d
+
+
+def load_scenario(name, overrides=None):
+    path = _resolve(name, SCENARIO_DIR)
+    d = _load(path)
+    for key, val in (overrides or {}).items():
+        node = d
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = val
+    return Scenario(d, path)
+
+
+class Profile:
+    def __init__(self, d, path):
+        _check_keys(d, path, ("description", "both", "sender", "receiver"))
+        self.name = os.path.basename(path)[:-5]
+        self.description = d.get("description", "")
+        both = d.get("both", {})
+        self.sender = {**both, **d.get("sender", {})}
+        self.receiver = {**both, **d.get("receiver", {})}
+
+
+def load_profile(name):
+    path = _resolve(name, PROFILE_DIR)
+    return Profile(_load(path), path)

@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The seeds' dumbbell in network namespaces.
+
+    snd0 --eth0--- s0 [R1] b ===bottleneck=== b [R2] r0 ---eth0-- rcv0
+    snd1 --eth0--- s1 [  ]                      [  ] r1 ---eth0-- rcv1
+            10 Mbit/s, 1 ms    rate, qdisc,       satellite delay,
+                               limit (R1 egress)  errors, reordering
+                                                  (R2 egress, both ways)
+
+Where each impairment sits (one stage per effect, design.md):
+  snd*/eth0, rcv*/eth0, R1/s*  netem delay 1 ms rate 10 Mbit/s (access)
+  R1/b                         htb rate R -> pfifo | red ecn | epdn
+  R2/r*                        forward satellite stage: netem delay P + 1 ms
+                               (the far access link's delay; its 10 Mbit/s
+                               never binds behind the bottleneck), corrupt
+                               PER, and the reordering bands
+  R2/b                         return satellite stage: delay, ACK errors,
+                               ACK reordering
+
+Addresses: snd i 10.1.i.1/24, R1 10.1.i.254; R1 10.0.0.1/30 - R2 10.0.0.2;
+rcv i 10.2.i.1/24, R2 10.2.i.254.
+"""
+
+import itertools
+import os
+import subprocess
+
+from . import dist
+from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+TC_LIB = os.path.join(TOP, "build", "tclib")
+_counter = itertools.count()
+
+
+class TopologyError(RuntimeError):
+    pass
+
+
+def run(cmd, check=True, inp=None, timeout=120):
+    r = subprocess.run(cmd, input=inp, capture_output=True, text=True,
+                       timeout=timeout, env=tc_env())
+    if check and r.returncode:
+        raise TopologyError("%s failed (%d): %s" %
+                            (" ".join(cmd), r.returncode,
+                             (r.stderr or r.stdout).strip()))
+    return r
+
+
+def tc_env():
+    env = dict(os.environ)
+    env["TC_LIB_DIR"] = TC_LIB
+    return env
+
+
+def prepare_tclib():
+    """Our netem tables (and tc plugins) live in build/tclib."""
+    dist.write_tables(TC_LIB)
+    plugin = os.path.join(TOP, "build", "tc", "q_epdn.so")
+    if os.path.exists(plugin):
+        link = os.path.join(TC_LIB, "q_epdn.so")
+        if not os.path.lexists(link):
+            os.symlink(plugin, link)
+
+
+def modprobe(*mods):
+    for m in mods:
+        run(["modprobe", m])
+
+
+def netem_args(direction, extra_ms=0.0):
+    """netem options for one band of a satellite stage."""
+    args = ["delay", "%.3fms" % (direction.delay_ms + extra_ms)]
+    if direction.per > 0:
+        args += ["corrupt", "%.6f%%" % (direction.per * 100)]
+    if direction.loss > 0:
+        args += ["loss", "random", "%.6f%%" % (direction.loss * 100)]
+    return args
+
+
+def reorder_band_args(direction, base_extra_ms):
+    """netem options for the band of delayed packets (seed 000 §4.1)."""
+    r = direction.reorder
+    mean = r.mean_ms
+    if r.dist == "fixed":
+        return netem_args(direction, base_extra_ms + mean)
+    # uniform: [0, 2 mean]; normal: N(mean, mean/3) clipped to +-3 sigma;
+    # exponential: mean + mean * (Exp(1) - 1).
+    sigma = {"uniform": mean, "normal": mean / 3,
+             "exponential": mean}[r.dist]
+    args = netem_args(direction, base_extra_ms + mean)
+    args[2:2] = ["%.3fms" % sigma]
+    if r.dist == "normal":
+        args[3:3] = ["distribution", "satnet-normal3"]
+    elif r.dist == "exponential":
+        args[3:3] = ["distribution", "satnet-exp"]
+    return args
+
+
+class Topology:
+    """Fresh namespaces per run; teardown even when the run fails."""
+
+    def __init__(self, sc, profile, tag=None):
+        self.sc = sc
+        self.profile = profile
+        self.tag = tag if tag is not None else \
+            "%d-%d" % (os.getpid(), next(_counter))
+        self.pfx = "sn%s-" % self.tag
+        self.r1 = self.pfx + "r1"
+        self.r2 = self.pfx + "r2"
+        self.snd = [self.pfx + "snd%d" % i for i in range(sc.pairs)]
+        self.rcv = [self.pfx + "rcv%d" % i for i in range(sc.pairs)]
+        self.created = []
+
+    # -- helpers --------------------------------------------------------
+    def all_ns(self):
+        return [self.r1, self.r2] + self.snd + self.rcv
+
+    def ex(self, ns, cmd, check=True, timeout=120, inp=None):
+        return run(["ip", "netns", "exec", ns] + cmd, check=check,
+                   timeout=timeout, inp=inp)
+
+    def popen(self, ns, cmd, **kw):
+        return subprocess.Popen(["ip", "netns", "exec", ns] + cmd,
+                                env=tc_env(), **kw)
+
+    def tc_batch(self, ns, lines):
+        self.ex(ns, ["tc", "-batch", "-"], inp="\n".join(lines) + "\n")
+
+    @staticmethod
+    def snd_addr(i):
+        return "10.1.%d.1" % i
+
+    @staticmethod
+    def rcv_addr(i):
+        return "10.2.%d.1" % i
+
+    # -- build ----------------------------------------------------------
+    def __enter__(self):
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+
+    def up(self):
+        modprobe("sch_netem", "sch_htb", "sch_prio", "sch_red", "cls_basic",
+                 "em_meta")
+        if self.sc.qdisc == "epdn":
+            modprobe("sch_epdn")
+        prepare_tclib()
+        for ns in self.all_ns():
+            run(["ip", "netns", "add", ns])
+            self.created.append(ns)
+        self.links()
+        self.addresses()
+        self.offloads()
+        self.sysctls()
+        self.qdiscs()
+
+    def links(self):
+        pairs = [(self.r1, "b", self.r2, "b")]
+        for i in range(self.sc.pairs):
+            pairs.append((self.snd[i], "eth0", self.r1, "s%d" % i))
+            pairs.append((self.r2, "r%d" % i, self.rcv[i], "eth0"))
+        for a, an, b, bn in pairs:
+            run(["ip", "link", "add", "name", an, "netns", a, "type", "veth",
+                 "peer", "name", bn, "netns", b])
+
+    def addresses(self):
+        r1 = ["addr add 10.0.0.1/30 dev b", "link set dev b up",
+              "link set dev lo up", "route add 10.2.0.0/16 via 10.0.0.2"]
+        r2 = ["addr add 10.0.0.2/30 dev b", "link set dev b up",
+              "link set dev lo up", "route add 10.1.0.0/16 via 10.0.0.1"]
+        for i in range(self.sc.pairs):
+            r1 += ["addr add 10.1.%d.254/24 dev s%d" % (i, i),
+                   "link set dev s%d up" % i]
+            r2 += ["addr add 10.2.%d.254/24 dev r%d" % (i, i),
+                   "link set dev r%d up" % i]
+            for ns, net in ((self.snd[i], 1), (self.rcv[i], 2)):
+                batch = ["addr add 10.%d.%d.1/24 dev eth0" % (net, i),
+                         "link set dev eth0 up", "link set dev lo up",
+                         "route add default via 10.%d.%d.254" % (net, i)]
+                run(["ip", "-n", ns, "-batch", "-"],
+                    inp="\n".join(batch) + "\n")
+        for ns, batch in ((self.r1, r1), (self.r2, r2)):
+            run(["ip", "-n", ns, "-batch", "-"], inp="\n".join(batch) + "\n")
+
+    def devices(self, ns):
+        if ns == self.r1:
+            return ["b"] + ["s%d" % i for i in range(self.sc.pairs)]
+        if ns == self.r2:
+            return ["b"] + ["r%d" % i for i in range(self.sc.pairs)]
+        return ["eth0"]
+
+    def offloads(self):
+        """TSO/GSO/GRO off: netem limits count GSO packets (design.md)."""
+        for ns in self.all_ns():
+            script = "; ".join("ethtool -K %s tso off gso off gro off "
+                               "2>/dev/null || exit 1" % d
+                               for d in self.devices(ns))
+            self.ex(ns, ["sh", "-c", script])
+
+    def sysctls(self):
+        router = {"net.ipv4.ip_forward": 1,
+                  "net.ipv4.conf.all.rp_filter": 0,
+                  "net.ipv4.conf.default.rp_filter": 0}
+        plan = [(ns, router) for ns in (self.r1, self.r2)]
+        plan += [(ns, {**self.profile.sender, **self.sc.sysctl})
+                 for ns in self.snd]
+        plan += [(ns, {**self.profile.receiver, **self.sc.sysctl})
+                 for ns in self.rcv]
+        for ns, kv in plan:
+            if kv:
+                self.ex(ns, ["sysctl", "-q", "-w"] +
+                        ["%s=%s" % (k, v) for k, v in kv.items()])
+
+    def read_sysctls(self, ns, keys):
+        out = self.ex(ns, ["sysctl", "-n"] + list(keys)).stdout.split("\n")
+        return dict(zip(keys, out))
+
+    # -- queueing disciplines --------------------------------------------
+    def access_netem(self):
+        return ["netem", "delay", "%.3fms" % ACCESS_DELAY_MS,
+                "rate", "%dbit" % ACCESS_RATE_BPS, "limit", "1000"]
+
+    def qdiscs(self):
+        acc = " ".join(self.access_netem())
+        for ns in self.snd + self.rcv:
+            self.tc_batch(ns, ["qdisc add dev eth0 root " + acc])
+        r1 = ["qdisc add dev s%d root %s" % (i, acc)
+              for i in range(self.sc.pairs)]
+        r1 += self.bottleneck_lines("b")
+        self.tc_batch(self.r1, r1)
+        r2 = self.satellite_lines("b", self.sc.ack, 0.0)
+        for i in range(self.sc.pairs):
+            r2 += self.satellite_lines("r%d" % i, self.sc.fwd,
+                                       ACCESS_DELAY_MS)
+        self.tc_batch(self.r2, r2)
+
+    def bottleneck_lines(self, dev):
+        sc = self.sc
+        limit = sc.limit_packets()
+        lines = ["qdisc add dev %s root handle 1: htb default 1" % dev,
+                 "class add dev %s parent 1: classid 1:1 htb rate %dbit "
+                 "ceil %dbit quantum 1514" % (dev, sc.rate_bps, sc.rate_bps)]
+        child = "qdisc add dev %s parent 1:1 handle 10: " % dev
+        if sc.qdisc == "pfifo":
+            lines.append(child + "pfifo limit %d" % limit)
+        elif sc.qdisc == "red":
+            lines.append(child + self.red_args(limit))
+        else:
+            lines.append(child + "epdn limit %d %s" % (limit, sc.epdn_args))
+        return lines
+
+    def red_args(self, limit):
+        """ns-2's RED defaults (the seeds give none): thresholds 5 and 15
+        packets, max_p 0.1, with ECN marking."""
+        pkt = self.sc.fwd.packet_bytes
+        red = {"min": 5, "max": 15, "probability": 0.1, **self.sc.red}
+        return ("red limit %d min %d max %d avpkt %d burst %d "
+                "probability %g bandwidth %dbit ecn" %
+                (max(limit, red["max"] * 2) * pkt, red["min"] * pkt,
+                 red["max"] * pkt, pkt,
+                 (2 * red["min"] + red["max"]) // 3 + 1,
+                 red["probability"], self.sc.rate_bps))
+
+    def satellite_lines(self, dev, direction, extra_ms):
+        """One satellite stage; reordering as two prio bands, the second
+        taking a random fraction of IPv4 packets (meta random, 32-bit)."""
+        limit = " limit %d" % self.sc.netem_limit(direction)
+        base = " ".join(netem_args(direction, extra_ms)) + limit
+        if not direction.reorder.active:
+            return ["qdisc add dev %s root netem %s" % (dev, base)]
+        late = " ".join(reorder_band_args(direction, extra_ms)) + limit
+        thresh = int(direction.reorder.fraction * 0xffffffff)
+        return [
+            "qdisc add dev %s root handle 1: prio bands 2 priomap "
+            "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" % dev,
+            "qdisc add dev %s parent 1:1 handle 10: netem %s" % (dev, base),
+            "qdisc add dev %s parent 1:2 handle 20: netem %s" % (dev, late),
+            "filter add dev %s parent 1: protocol ip prio 1 basic match "
+            "'meta(random mask 0xffffffff lt %d)' flowid 1:2" % (dev, thresh),
+        ]
+
+    # -- teardown ---------------------------------------------------------
+    def down(self):
+        for ns in reversed(self.created):
+            pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
+            if pids:
+                run(["kill", "-9"] + pids, check=False)
+            run(["ip", "netns", "del", ns], check=False)
+        self.created = []

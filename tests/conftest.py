@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared fixtures: the testbed package on sys.path, and module loading."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "testbed"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Integration tests need root, namespaces and netem: run them through
+    tools/vm-run (make test), which provides all three."""
+    if os.geteuid() == 0 and subprocess.call(
+            ["modprobe", "sch_netem"], stderr=subprocess.DEVNULL) == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root and netem: run `make test`")
+    for item in items:
+        if "integration" in str(item.fspath):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def top():
+    return TOP
+
+
+def insmod(path):
+    """Load one of our modules (from the build tree), replacing a stale one."""
+    name = os.path.basename(path)[:-3]
+    subprocess.call(["rmmod", name], stderr=subprocess.DEVNULL)
+    r = subprocess.run(["insmod", path], capture_output=True, text=True)
+    assert r.returncode == 0, "insmod %s: %s" % (path, r.stderr)

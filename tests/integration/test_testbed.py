@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The foundation's integration tests: topology, self-check, error model,
+reordering model, congestion-control selection (issue 2, item 7)."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from satnet import measure
+from satnet.cli import load_cc
+from satnet.scenario import load_profile, load_scenario
+from satnet.topo import Topology, run
+
+UDP = measure.BLAST
+
+
+def netns_list():
+    return run(["ip", "netns", "list"]).stdout
+
+
+def test_topology_comes_up_and_tears_down_cleanly():
+    sc = load_scenario("mild-reorder", {"run.pairs": 2})
+    with Topology(sc, load_profile("linux")) as topo:
+        names = netns_list()
+        for ns in topo.all_ns():
+            assert ns in names
+        for i in range(2):
+            assert measure.ping_rtt(topo, i, count=3) > 100
+        off = topo.ex(topo.r1, ["ethtool", "-k", "b"]).stdout
+        for feat in ("tcp-segmentation-offload: off",
+                     "generic-segmentation-offload: off",
+                     "generic-receive-offload: off"):
+            assert feat in off
+    assert topo.pfx not in netns_list()
+
+
+def test_teardown_happens_when_setup_fails():
+    sc = load_scenario("mild-reorder", {"bottleneck.qdisc": "red",
+                                        "bottleneck.red": {"min": 50,
+                                                           "max": 10}})
+    topo = Topology(sc, load_profile("linux"))
+    with pytest.raises(Exception):
+        with topo:
+            pass
+    assert topo.pfx not in netns_list()
+
+
+@pytest.mark.parametrize("name", ["geo", "leo-multipath"])
+def test_self_check_passes(name):
+    sc = load_scenario(name)
+    with Topology(sc, load_profile(sc.profile)) as topo:
+        res = measure.self_check(topo)
+    assert abs(res["rtt_ms"] - res["rtt_expected_ms"]) <= \
+        0.02 * res["rtt_expected_ms"]
+
+
+def test_self_check_fails_loudly_on_a_wrong_path():
+    sc = load_scenario("mild-reorder")
+    with Topology(sc, load_profile("linux")) as topo:
+        topo.tc_batch(topo.r2, ["qdisc change dev b root netem delay 80ms "
+                                "limit 2000"])
+        with pytest.raises(measure.SelfCheckError, match="RTT"):
+            measure.self_check(topo)
+
+
+def test_one_percent_packet_errors_give_one_percent_loss():
+    sc = load_scenario("mild-reorder", {
+        "bottleneck.rate_mbit": 10, "bottleneck.limit": 1000,
+        "forward.delay_ms": 10, "ack.delay_ms": 10, "forward.per": 0.01,
+        "forward.reorder.fraction": 0})
+    with Topology(sc, load_profile("linux")) as topo:
+        rcv = topo.popen(topo.rcv[0], [sys.executable, UDP, "recv", "9",
+                                       "19"], stdout=subprocess.PIPE,
+                         text=True)
+        time.sleep(1)
+        snd = topo.ex(topo.snd[0], [sys.executable, UDP, "send",
+                                    topo.rcv_addr(0), "8e6", "16"],
+                      timeout=60)
+        got, _ = map(int, rcv.communicate(timeout=60)[0].split())
+        drops = topo.ex(topo.r1, ["tc", "-s", "qdisc", "show", "dev", "b"])
+    sent = int(snd.stdout)
+    assert sent > 10000
+    assert "dropped 0," in drops.stdout      # loss comes from errors only
+    loss = 1 - got / sent
+    assert 0.007 <= loss <= 0.013, "measured loss %.4f of %d" % (loss, sent)
+
+
+def test_reordering_model_shows_in_sender_counters():
+    sc = load_scenario("mild-reorder", {"forward.reorder.fraction": 0.05})
+    with Topology(sc, load_profile("linux")) as topo:
+        measure.iperf3_run(topo, "cubic", 8)
+        c = measure.nstat(topo, topo.snd[0])
+    seen = c["TcpExtTCPSACKReorder"] + c["TcpExtTCPDSACKRecv"] + \
+        c["TcpExtTCPTSReorder"]
+    assert seen > 0, c
+
+
+def builtin_algorithms():
+    """reno and cubic are built in; the rest are the kernel's modules."""
+    d = "/lib/modules/%s/kernel/net/ipv4" % os.uname().release
+    mods = sorted(f[4:-3] for f in os.listdir(d)
+                  if f.startswith("tcp_") and f.endswith(".ko")
+                  and f != "tcp_diag.ko") if os.path.isdir(d) else []
+    return ["reno", "cubic"] + mods
+
+
+BUILTIN = builtin_algorithms()
+
+
+@pytest.mark.parametrize("cc", BUILTIN)
+def test_every_builtin_algorithm_is_selectable(cc):
+    load_cc(cc)
+    avail = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read()
+    assert cc in avail.split()
+    s = socket.socket()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+    got = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    s.close()
+    assert got.rstrip(b"\0").decode() == cc
