@@ -6,6 +6,7 @@ summary row to the CSV beside it.
 """
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -29,12 +30,14 @@ def load_cc(cc):
         modprobe("tcp_" + cc)
 
 
-def one_run(sc, profile, cc, rep=0, tag=None):
-    """Fresh topology, self-check, run, counters.  Returns the record."""
+def one_run(sc, profile, cc, rep=0, tag=None, setup_lock=None):
+    """Fresh topology, self-check, run, counters.  Returns the record.
+    setup_lock staggers the CPU-heavy setup of parallel runs."""
     load_cc(cc)
     with Topology(sc, profile, tag=tag) as topo:
-        check = self_check(topo)
-        meta = metadata(topo, cc)
+        with setup_lock or contextlib.nullcontext():
+            check = self_check(topo)
+            meta = metadata(topo, cc)
         res, rows = iperf3_run(topo, cc, sc.duration_s)
         counters = nstat(topo, topo.snd[0])
     rec = summarize(cc, res, rows, counters, sc.duration_s)

@@ -66,19 +66,27 @@ def link_bytes(topo, ns, dev):
 
 def bottleneck_rate(topo, seconds=2.0):
     """Blast UDP at 1.5x the rate toward R2; R2's receive counter over a
-    steady window gives the bottleneck's delivered rate at layer 2."""
+    steady window gives the bottleneck's delivered rate at layer 2.  The
+    window opens once traffic flows, so a slow start of the blaster (python
+    under emulation, parallel runs) cannot shorten it."""
     sc = topo.sc
     rate = min(sc.rate_bps * 1.5, ACCESS_RATE_BPS * 0.98)
     blast = topo.popen(topo.snd[0], [sys.executable, BLAST, "send",
-                                     "10.0.0.2", str(rate),
-                                     str(seconds + 1.5)],
+                                     "10.0.0.2", str(rate), "600"],
                        stdout=subprocess.DEVNULL)
     try:
-        time.sleep(1.0)
+        start = link_bytes(topo, topo.r2, "b")
+        deadline = time.monotonic() + 30
+        while link_bytes(topo, topo.r2, "b") - start < 20000:
+            if time.monotonic() > deadline or blast.poll() is not None:
+                raise SelfCheckError("no traffic reached R2 in 30 s")
+            time.sleep(0.1)
+        time.sleep(0.5)                  # let the bottleneck queue fill
         b0, t0 = link_bytes(topo, topo.r2, "b"), time.monotonic()
         time.sleep(seconds)
         b1, t1 = link_bytes(topo, topo.r2, "b"), time.monotonic()
     finally:
+        blast.kill()
         blast.wait()
     return (b1 - b0) * 8 / (t1 - t0)
 
@@ -136,22 +144,39 @@ def data_flow(rows):
 
 
 class Sampler(threading.Thread):
-    """Polls `ss -tin` in the sender namespace: cwnd/ssthresh over time."""
+    """Polls `ss -tin` in the sender namespace: cwnd/ssthresh over time.
+    One shell loop per run, so that sampling costs one `ss` a period and
+    no process spawning in the harness (it matters under emulation)."""
 
     def __init__(self, topo, ns, dst, period=1.0):
         super().__init__(daemon=True)
-        self.topo, self.ns, self.dst, self.period = topo, ns, dst, period
-        self.rows, self.stop = [], threading.Event()
+        self.rows = []
+        loop = "while :; do echo @$(date +%%s.%%N); ss -tinH dst %s; " \
+            "sleep %g; done" % (dst, period)
+        self.proc = topo.popen(ns, ["sh", "-c", loop], text=True,
+                               stdout=subprocess.PIPE)
 
     def run(self):
-        t0 = time.monotonic()
-        while not self.stop.wait(self.period):
-            r = self.topo.ex(self.ns, ["ss", "-tinH", "dst", self.dst],
-                             check=False)
-            now = round(time.monotonic() - t0, 3)
-            for row in parse_ss(r.stdout):
-                row["t"] = now
-                self.rows.append(row)
+        t0, now, block = None, None, []
+        for line in self.proc.stdout:
+            if line.startswith("@"):
+                self.flush(now, block)
+                now = float(line[1:])
+                t0 = now if t0 is None else t0
+                now, block = round(now - t0, 3), []
+            else:
+                block.append(line)
+        self.flush(now, block)
+
+    def flush(self, now, block):
+        for row in parse_ss("".join(block)) if now is not None else []:
+            row["t"] = now
+            self.rows.append(row)
+
+    def finish(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.join()
 
 
 def module_params(cc):
@@ -173,6 +198,7 @@ def iperf3_run(topo, cc, duration, i=0, port=5201):
     server = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
+    sent0 = bottleneck_sent(topo)
     sampler = Sampler(topo, topo.snd[i], dst)
     sampler.start()
     try:
@@ -181,8 +207,7 @@ def iperf3_run(topo, cc, duration, i=0, port=5201):
                                   "--connect-timeout", "30000"],
                     check=False, timeout=duration * 3 + 120)
     finally:
-        sampler.stop.set()
-        sampler.join()
+        sampler.finish()
         server.kill()
         server.wait()
     try:
@@ -192,21 +217,24 @@ def iperf3_run(topo, cc, duration, i=0, port=5201):
             from None
     if "error" in res:
         raise RuntimeError("iperf3: " + res["error"])
+    res["bottleneck_sent_bytes"] = bottleneck_sent(topo) - sent0
     return res, data_flow(sampler.rows)
+
+
+def bottleneck_sent(topo):
+    """Bytes R1's bottleneck qdisc has sent (layer 2, all packets)."""
+    out = topo.ex(topo.r1, ["tc", "-s", "qdisc", "show", "dev", "b"]).stdout
+    return int(re.search(r"Sent (\d+) bytes", out).group(1))
 
 
 def summarize(cc, res, rows, counters, duration):
     end = res["end"]
     got = end["sum_received"]["bytes"]
-    wire = None
-    if len(rows) > 1 and rows[-1]["t"] > rows[0]["t"]:
-        wire = (rows[-1].get("bytes_sent", 0) - rows[0].get("bytes_sent", 0)) \
-            / (rows[-1]["t"] - rows[0]["t"])
     return {
         "cc": cc,
         "duration_s": duration,
         "goodput_bps": got * 8 / duration,
-        "throughput_bps": wire * 8 if wire else None,
+        "throughput_bps": res["bottleneck_sent_bytes"] * 8 / duration,
         "retransmits": end["sum_sent"].get("retransmits"),
         "counters": {k: counters.get(k, 0) for k in NSTAT_KEYS},
         "intervals": [{"t": round(iv["sum"]["end"], 2),

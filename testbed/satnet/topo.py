@@ -24,6 +24,7 @@ rcv i 10.2.i.1/24, R2 10.2.i.254.
 import itertools
 import os
 import subprocess
+import threading
 
 from . import dist
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS
@@ -32,6 +33,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TC_LIB = os.path.join(TOP, "build", "tclib")
 _counter = itertools.count()
+_tclib_lock = threading.Lock()
+_tclib_done = []
 
 
 class TopologyError(RuntimeError):
@@ -56,12 +59,16 @@ def tc_env():
 
 def prepare_tclib():
     """Our netem tables (and tc plugins) live in build/tclib."""
-    dist.write_tables(TC_LIB)
+    with _tclib_lock:
+        if not _tclib_done:
+            dist.write_tables(TC_LIB)
+            _tclib_done.append(True)
     plugin = os.path.join(TOP, "build", "tc", "q_epdn.so")
     if os.path.exists(plugin):
         link = os.path.join(TC_LIB, "q_epdn.so")
-        if not os.path.lexists(link):
-            os.symlink(plugin, link)
+        with _tclib_lock:
+            if not os.path.lexists(link):
+                os.symlink(plugin, link)
 
 
 def modprobe(*mods):
