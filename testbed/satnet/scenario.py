@@ -18,6 +18,7 @@ PROFILE_DIR = os.path.join(HERE, "profiles")
 ACCESS_RATE_BPS = 10_000_000      # access links: 10 Mbit/s ...
 ACCESS_DELAY_MS = 1.0             # ... and 1 ms, one-way (seed 000 §3)
 ACK_BYTES = 66                    # 40 B of headers + 12 of timestamps + L2
+EPDN_MSS = 1448                   # 1460 - the 12-byte EPDN option
 DISTS = ("normal", "uniform", "exponential", "fixed")
 QDISCS = ("pfifo", "red", "epdn")
 
@@ -143,7 +144,7 @@ class Scenario:
         self.ack = Direction(d.get("ack", {}), "ack", ACK_BYTES,
                              self.fwd.delay_ms)
         r = d.get("run", {})
-        _check_keys(r, "run", ("duration_s", "profile", "pairs"))
+        _check_keys(r, "run", ("duration_s", "profile", "pairs", "mss"))
         self.duration_s = _positive(r.get("duration_s", 60), "run.duration_s",
                                     False)
         self.profile = r.get("profile", "linux")
@@ -151,6 +152,12 @@ class Scenario:
         if not 1 <= self.pairs <= 64:
             raise ScenarioError("run.pairs must be 1..64")
         self.sysctl = d.get("sysctl", {})
+        # EPDN's 12-byte IPv4 option must fit in the 1500-byte MTU
+        # (docs/epdn.md), so EPDN paths advertise a 12-byte smaller MSS.
+        self.mss = int(r.get("mss", EPDN_MSS if self.qdisc == "epdn"
+                             else 0))
+        if self.mss and not 536 <= self.mss <= 1460:
+            raise ScenarioError("run.mss must be 536..1460")
 
     def base_rtt_ms(self):
         """Idle RTT of the shortest path, without queueing."""
@@ -182,7 +189,7 @@ class Scenario:
             "base_rtt_ms": self.base_rtt_ms(),
             "forward": vars_of(self.fwd), "ack": vars_of(self.ack),
             "duration_s": self.duration_s, "profile": self.profile,
-            "pairs": self.pairs, "sysctl": self.sysctl,
+            "pairs": self.pairs, "sysctl": self.sysctl, "mss": self.mss,
         }
 
 

@@ -71,9 +71,29 @@ def prepare_tclib():
                 os.symlink(plugin, link)
 
 
+# Our modules, loaded from the build tree when they are not installed.
+OWN_MODULES = {"sch_epdn": "sch_epdn/sch_epdn.ko",
+               "tcp_rn": "tcp_rn/tcp_rn.ko",
+               "rn_host": "tcp_rn/rn_host.ko",
+               "tcp_r": "tcp_r/tcp_r.ko",
+               "tcp_esack": "tcp_esack/tcp_esack.ko"}
+
+
 def modprobe(*mods):
+    """Load modules: the kernel's with modprobe; ours with modprobe when
+    installed (make install), otherwise with insmod from the build tree."""
     for m in mods:
-        run(["modprobe", m])
+        if os.path.isdir("/sys/module/" + m):
+            continue
+        r = run(["modprobe", m], check=False)
+        if r.returncode and m in OWN_MODULES:
+            r = run(["insmod", os.path.join(TOP, OWN_MODULES[m])],
+                    check=False)
+            if r.returncode and os.path.isdir("/sys/module/" + m):
+                continue                 # a concurrent run loaded it
+        if r.returncode:
+            raise TopologyError("cannot load %s: %s" %
+                                (m, (r.stderr or r.stdout).strip()))
 
 
 def netem_args(direction, extra_ms=0.0):
@@ -192,11 +212,16 @@ class Topology:
             for ns, net in ((self.snd[i], 1), (self.rcv[i], 2)):
                 batch = ["addr add 10.%d.%d.1/24 dev eth0" % (net, i),
                          "link set dev eth0 up", "link set dev lo up",
-                         "route add default via 10.%d.%d.254" % (net, i)]
+                         "route add default via 10.%d.%d.254%s" %
+                         (net, i, self.advmss())]
                 run(["ip", "-n", ns, "-batch", "-"],
                     inp="\n".join(batch) + "\n")
         for ns, batch in ((self.r1, r1), (self.r2, r2)):
             run(["ip", "-n", ns, "-batch", "-"], inp="\n".join(batch) + "\n")
+
+    def advmss(self):
+        """End hosts advertise run.mss, leaving room for IP options."""
+        return " advmss %d" % self.sc.mss if self.sc.mss else ""
 
     def devices(self, ns):
         if ns == self.r1:

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * EPDN gateway core: the drop record table, sequence-range merging, the
+ * stamp decision, ageing and the option codec.  Plain C with no kernel
+ * dependency: sch_epdn links sch_epdn/epdn_core.c, and the userspace unit
+ * test includes the same file.  The caller owns all memory and locking;
+ * the core never allocates and never sleeps.
+ *
+ * Paper: A. Sathiaseelan, T. Radzik, "RN-TCP with EPDN" (seed 001), §III
+ * A-D; EPDNv3 in "TCP-R with EPDN" (seed 000) §2.1.
+ */
+#ifndef SATNET_EPDN_CORE_H
+#define SATNET_EPDN_CORE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/string.h>
+#else
+#include <stdbool.h>
+#include <string.h>
+#include <linux/types.h>
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+#endif
+
+#include <satnet/epdn_wire.h>
+
+/*
+ * Flow key: the TCP/IPv4 5-tuple.  The protocol is always TCP and is not
+ * stored.  Addresses and ports stay in network byte order, as read.
+ */
+struct epdn_key {
+	u32 saddr;
+	u32 daddr;
+	u16 sport;
+	u16 dport;
+};
+
+/* Inclusive range of TCP byte sequence numbers, host byte order. */
+struct epdn_range {
+	u32 min;
+	u32 max;
+};
+
+/*
+ * One record E = <flowid, timestamp, max, min> (seed 001 §III): 24 bytes.
+ * stamp == 0 marks a free slot; the core never stores a zero stamp.
+ */
+struct epdn_rec {
+	struct epdn_key key;
+	u32 min;
+	u32 max;
+	u32 stamp;		/* caller's clock (jiffies), last update */
+};
+
+/* A cached eviction candidate: see epdn_victims_refill(). */
+struct epdn_victim {
+	struct epdn_key key;
+	u32 stamp;
+};
+
+#define EPDN_VICTIMS	32
+
+/*
+ * Open-addressing table with linear probing and backward-shift deletion:
+ * no pointers, no tombstones.  cap = flows + flows / 8 + 1 slots keep the
+ * load at or below 8/9, so a probe always meets a free slot.
+ */
+struct epdn_table {
+	struct epdn_rec *slot;	/* cap slots, zeroed by the caller */
+	u32 cap;		/* slots */
+	u32 flows;		/* maximum live records */
+	u32 count;		/* live records */
+	u32 seed;		/* hash seed */
+	u32 cursor;		/* next slot the ageing scan visits */
+	u32 nvict;		/* valid entries in vict[] */
+	u32 vnext;		/* next entry of vict[] to try */
+	struct epdn_victim vict[EPDN_VICTIMS];	/* oldest first */
+	u64 recorded;		/* drops recorded (new + merged) */
+	u64 rec_merged;		/* drops merged into a live record */
+	u64 evicted;		/* records evicted when full */
+	u64 aged;		/* records removed by ageing */
+};
+
+/* The EPDN option, decoded.  min/max are host byte order. */
+struct epdn_opt {
+	u8 ttl;
+	u8 flags;
+	u32 min;
+	u32 max;
+};
+
+/* What the IPv4 parser learnt about a packet. */
+struct epdn_ip {
+	u32 saddr;		/* network byte order */
+	u32 daddr;		/* network byte order */
+	u32 l3_len;		/* bytes from the IP header to the end */
+	u16 hdr_len;		/* ihl * 4 */
+	u8 proto;
+	u8 ttl;
+	bool frag;		/* MF set or a fragment offset */
+	int opt_off;		/* EPDN option offset in the header, or < 0 */
+};
+
+/* What the TCP parser learnt about a segment. */
+struct epdn_tcp {
+	u16 sport;		/* network byte order */
+	u16 dport;		/* network byte order */
+	u16 hdr_len;		/* doff * 4 */
+	u32 seq;
+	u32 end_seq;		/* seq + payload + SYN + FIN */
+};
+
+enum epdn_rec_result {
+	EPDN_REC_NEW,
+	EPDN_REC_MERGED,
+};
+
+enum epdn_action {
+	EPDN_ACT_INSERT,	/* add a new option to the header */
+	EPDN_ACT_MERGE,		/* merge into the option it carries */
+	EPDN_ACT_DEFER_MTU,	/* would exceed the MTU: keep the record */
+	EPDN_ACT_DEFER_OPTS,	/* other IP options: keep the record */
+	EPDN_ACT_DEFER_GSO,	/* GSO packet: keep the record */
+};
+
+/* Return codes of the parsers and epdn_opt_find(). */
+#define EPDN_OK		0
+#define EPDN_ENOENT	(-1)	/* no EPDN option */
+#define EPDN_EBADMSG	(-2)	/* malformed or truncated */
+
+/* Sequence numbers wrap: before()/after() of include/net/tcp.h. */
+static inline bool epdn_seq_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+static inline u32 epdn_seq_min(u32 a, u32 b)
+{
+	return epdn_seq_before(a, b) ? a : b;
+}
+
+static inline u32 epdn_seq_max(u32 a, u32 b)
+{
+	return epdn_seq_before(a, b) ? b : a;
+}
+
+void epdn_range_merge(struct epdn_range *dst, const struct epdn_range *src);
+
+/* Record table. */
+u32 epdn_table_slots(u32 flows);
+u32 epdn_record_bytes(u32 flows);
+void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows,
+		     u32 seed);
+u32 epdn_hash(const struct epdn_key *key, u32 seed);
+struct epdn_rec *epdn_table_find(struct epdn_table *t,
+				 const struct epdn_key *key);
+void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec);
+enum epdn_rec_result epdn_table_record(struct epdn_table *t,
+				       const struct epdn_key *key,
+				       const struct epdn_range *r, u32 now);
+u32 epdn_table_age(struct epdn_table *t, u32 now, u32 idle, u32 budget);
+void epdn_table_trim(struct epdn_table *t, u32 target, u32 now);
+void epdn_table_move(struct epdn_table *dst, struct epdn_table *src,
+		     u32 now);
+void epdn_table_clear(struct epdn_table *t);
+
+/* Option codec. */
+void epdn_opt_encode(u8 *buf, const struct epdn_opt *o);
+int epdn_opt_decode(const u8 *buf, u32 len, struct epdn_opt *o);
+int epdn_opt_find(const u8 *opts, u32 len);
+bool epdn_opt_range(const struct epdn_opt *o, struct epdn_range *r);
+void epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
+			u8 flags);
+void epdn_opt_new(struct epdn_opt *o, u8 ttl, const struct epdn_range *r,
+		  u8 flags);
+u8 epdn_ttl_hop(u8 ettl);
+
+/* Header parsing and the stamp decision. */
+int epdn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, bool gso,
+		    struct epdn_ip *ip);
+int epdn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len,
+		   struct epdn_tcp *tcp);
+void epdn_flow_key(const struct epdn_ip *ip, const struct epdn_tcp *tcp,
+		   struct epdn_key *key);
+bool epdn_tcp_range(const struct epdn_tcp *tcp, struct epdn_range *r);
+enum epdn_action epdn_stamp_decide(u32 hdr_len, bool has_opt, bool gso,
+				   u32 seg_len, u32 mtu);
+
+#endif /* SATNET_EPDN_CORE_H */

@@ -1,0 +1,959 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sch_epdn: Explicit Packet Drop Notification gateway queue.
+ *
+ * A. Sathiaseelan, T. Radzik: "RN-TCP with EPDN" (seed 001, EPDNv2,
+ * §II, §III A-D, §V) and "TCP-R with EPDN" (seed 000 §2.1, EPDNv3).
+ *
+ * A FIFO with packet and byte limits, tail drop and optional RED.  When it
+ * drops a TCP/IPv4 segment it records the flow and the dropped sequence
+ * range; the next data packet of that flow to leave carries the range in
+ * an IPv4 option (docs/epdn.md).  mode v2 records every drop, including
+ * emulated link-layer CRC failures ("corrupt"); mode v3 records only
+ * congestion drops (overflow and RED).
+ *
+ * The record table, the option codec and the stamp decision live in
+ * epdn_core.c, plain C shared with the unit tests.  Everything here runs
+ * under the root qdisc lock: enqueue, dequeue, the ageing timer (which
+ * takes that lock like sch_red's adaptive timer) and change.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/types.h>
+#include <linux/skbuff.h>
+#include <linux/ip.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/jiffies.h>
+#include <linux/timer.h>
+#include <linux/if_vlan.h>
+#include <net/ip.h>
+#include <net/inet_ecn.h>
+#include <net/netlink.h>
+#include <net/pkt_sched.h>
+#include <net/red.h>
+
+#include <satnet/epdn_core.h>
+#include <satnet/epdn_uapi.h>
+
+#define EPDN_AGE_STEPS	8	/* ageing visits the table in 8 slices */
+#define EPDN_MIN_BYTES	64	/* smallest non-zero byte limit */
+
+struct epdn_params {
+	u32 limit;		/* packets */
+	u32 byte_limit;		/* bytes, 0 = none */
+	u32 idle_us;		/* record idle timeout */
+	u32 flows;		/* table size, records */
+	u32 corrupt;		/* CRC failure probability, / 2^32 */
+	u32 red_min;		/* bytes */
+	u32 red_max;		/* bytes */
+	u32 red_prob;		/* max_P, / 2^32 */
+	u8 mode;		/* EPDN_MODE_V2 or EPDN_MODE_V3 */
+	u8 red;			/* RED on */
+	u8 red_ewma;		/* Wlog */
+	u8 red_ecn;
+	u8 red_harddrop;
+};
+
+struct epdn_stats {
+	u64 stamps;
+	u64 merges;
+	u64 mtu_deferred;
+	u64 opt_deferred;
+	u64 gso_deferred;
+	u64 ttl_updates;
+	u64 untouched;
+	u64 not_tcp;
+	u64 not_ipv4;
+	u64 fragments;
+	u64 malformed;
+	u64 nomem;
+	u64 overflow_drops;
+	u64 corrupt_drops;
+	u64 red_drops;
+	u64 red_marks;
+};
+
+struct epdn_sched_data {
+	struct epdn_params p;
+	struct epdn_table table;
+	struct epdn_table resize;	/* scratch for change, under lock */
+	struct red_parms red_parms;
+	struct red_vars red_vars;
+	struct timer_list age_timer;
+	struct Qdisc *sch;
+	u32 idle_jiffies;
+	struct epdn_stats st;
+};
+
+/* Why a packet is being dropped. */
+enum epdn_drop_cause {
+	EPDN_DROP_OVERFLOW,
+	EPDN_DROP_RED,
+	EPDN_DROP_CORRUPT,
+};
+
+/* What a packet is, as far as EPDN cares (issue §8). */
+enum epdn_class {
+	EPDN_C_TCP,
+	EPDN_C_NOT_TCP,
+	EPDN_C_FRAG,
+	EPDN_C_NOT_IPV4,
+	EPDN_C_MALFORMED,
+};
+
+struct epdn_pkt {
+	struct epdn_ip ip;
+	struct epdn_tcp tcp;
+	struct epdn_opt opt;	/* valid when has_opt */
+	u32 noff;		/* network header offset from skb->data */
+	bool has_opt;
+	bool gso;
+};
+
+/* ---- classification: safe reads with skb_header_pointer, as sch_cake ---- */
+
+static int epdn_read_ipv4(const struct sk_buff *skb, struct epdn_pkt *pkt)
+{
+	u8 buf[EPDN_IPV4_HDR_MAX];
+	int noff = skb_network_offset(skb);
+	u32 avail, caplen;
+	const u8 *hdr;
+
+	if (noff < 0 || noff >= skb->len)
+		return -EINVAL;
+	avail = skb->len - noff;
+	caplen = min_t(u32, avail, EPDN_IPV4_HDR_MAX);
+	hdr = skb_header_pointer(skb, noff, caplen, buf);
+	if (!hdr)
+		return -EINVAL;
+	pkt->noff = noff;
+	pkt->gso = skb_is_gso(skb);
+	if (epdn_parse_ipv4(hdr, caplen, avail, pkt->gso, &pkt->ip))
+		return -EINVAL;
+	pkt->has_opt = pkt->ip.opt_off >= 0;
+	if (pkt->has_opt)
+		epdn_opt_decode(hdr + pkt->ip.opt_off,
+				pkt->ip.hdr_len - pkt->ip.opt_off, &pkt->opt);
+	return 0;
+}
+
+static int epdn_read_tcp(const struct sk_buff *skb, struct epdn_pkt *pkt)
+{
+	u8 buf[20];
+	const u8 *th;
+	u32 l4_len = pkt->ip.l3_len - pkt->ip.hdr_len;
+
+	th = skb_header_pointer(skb, pkt->noff + pkt->ip.hdr_len,
+				sizeof(buf), buf);
+	if (!th)
+		return -EINVAL;
+	return epdn_parse_tcp(th, sizeof(buf), l4_len, &pkt->tcp) ?
+	       -EINVAL : 0;
+}
+
+static enum epdn_class epdn_classify(const struct sk_buff *skb,
+				     struct epdn_pkt *pkt)
+{
+	pkt->has_opt = false;
+	if (skb_protocol(skb, true) != htons(ETH_P_IP))
+		return EPDN_C_NOT_IPV4;
+	if (epdn_read_ipv4(skb, pkt))
+		return EPDN_C_MALFORMED;
+	if (pkt->ip.frag)
+		return EPDN_C_FRAG;
+	if (pkt->ip.proto != IPPROTO_TCP)
+		return EPDN_C_NOT_TCP;
+	if (epdn_read_tcp(skb, pkt))
+		return EPDN_C_MALFORMED;
+	return EPDN_C_TCP;
+}
+
+static void epdn_count_class(struct epdn_stats *st, enum epdn_class c)
+{
+	switch (c) {
+	case EPDN_C_NOT_TCP:
+		st->not_tcp++;
+		break;
+	case EPDN_C_FRAG:
+		st->fragments++;
+		break;
+	case EPDN_C_NOT_IPV4:
+		st->not_ipv4++;
+		break;
+	case EPDN_C_MALFORMED:
+		st->malformed++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- recording drops (seed 001 §III-A) ---- */
+
+/* v2 records every drop at this gateway; v3 only congestion drops. */
+static bool epdn_records(const struct epdn_sched_data *q,
+			 enum epdn_drop_cause cause)
+{
+	return q->p.mode == EPDN_MODE_V2 || cause != EPDN_DROP_CORRUPT;
+}
+
+static void epdn_record_drop(struct epdn_sched_data *q, struct sk_buff *skb)
+{
+	struct epdn_range r, carried;
+	struct epdn_key key;
+	struct epdn_pkt pkt;
+
+	if (epdn_classify(skb, &pkt) != EPDN_C_TCP)
+		return;
+	if (!epdn_tcp_range(&pkt.tcp, &r))
+		return;		/* a pure ACK loses no data */
+	/* E:max = max(E:max, P:n, P:max), E:min likewise. */
+	if (pkt.has_opt && epdn_opt_range(&pkt.opt, &carried))
+		epdn_range_merge(&r, &carried);
+	epdn_flow_key(&pkt.ip, &pkt.tcp, &key);
+	epdn_table_record(&q->table, &key, &r, (u32)jiffies);
+}
+
+static void epdn_count_drop(struct epdn_stats *st, enum epdn_drop_cause cause)
+{
+	if (cause == EPDN_DROP_OVERFLOW)
+		st->overflow_drops++;
+	else if (cause == EPDN_DROP_RED)
+		st->red_drops++;
+	else
+		st->corrupt_drops++;
+}
+
+static int epdn_drop(struct sk_buff *skb, struct Qdisc *sch,
+		     enum epdn_drop_cause cause, struct sk_buff **to_free)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+
+	epdn_count_drop(&q->st, cause);
+	if (epdn_records(q, cause))
+		epdn_record_drop(q, skb);
+	qdisc_drop(skb, sch, to_free);
+	/* A frame lost on the link is no local congestion signal. */
+	if (cause == EPDN_DROP_CORRUPT)
+		return NET_XMIT_SUCCESS | __NET_XMIT_BYPASS;
+	return cause == EPDN_DROP_RED ? NET_XMIT_CN : NET_XMIT_DROP;
+}
+
+/* ---- enqueue ---- */
+
+/* Emulates a link layer whose CRC check fails at this hop (issue §5). */
+static bool epdn_corrupted(const struct epdn_sched_data *q)
+{
+	return q->p.corrupt && get_random_u32() < q->p.corrupt;
+}
+
+static bool epdn_over_limit(struct Qdisc *sch, const struct sk_buff *skb)
+{
+	const struct epdn_sched_data *q = qdisc_priv(sch);
+
+	if (sch->q.qlen >= q->p.limit)
+		return true;
+	return q->p.byte_limit &&
+	       sch->qstats.backlog + qdisc_pkt_len(skb) > q->p.byte_limit;
+}
+
+/* CE-mark an ECN-capable packet when allowed; false means drop it. */
+static bool epdn_red_mark(struct epdn_sched_data *q, struct sk_buff *skb,
+			  bool hard)
+{
+	if (!q->p.red_ecn || (hard && q->p.red_harddrop))
+		return false;
+	if (!INET_ECN_set_ce(skb))
+		return false;
+	q->st.red_marks++;
+	return true;
+}
+
+/* RED (sch_red): true when the packet must be dropped early. */
+static bool epdn_red_drops(struct Qdisc *sch, struct sk_buff *skb)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+
+	q->red_vars.qavg = red_calc_qavg(&q->red_parms, &q->red_vars,
+					 sch->qstats.backlog);
+	switch (red_action(&q->red_parms, &q->red_vars, q->red_vars.qavg)) {
+	case RED_PROB_MARK:
+		qdisc_qstats_overlimit(sch);
+		return !epdn_red_mark(q, skb, false);
+	case RED_HARD_MARK:
+		qdisc_qstats_overlimit(sch);
+		return !epdn_red_mark(q, skb, true);
+	default:
+		return false;
+	}
+}
+
+static int epdn_enqueue(struct sk_buff *skb, struct Qdisc *sch,
+			struct sk_buff **to_free)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+
+	if (epdn_corrupted(q))
+		return epdn_drop(skb, sch, EPDN_DROP_CORRUPT, to_free);
+	if (q->p.red && epdn_red_drops(sch, skb))
+		return epdn_drop(skb, sch, EPDN_DROP_RED, to_free);
+	if (epdn_over_limit(sch, skb))
+		return epdn_drop(skb, sch, EPDN_DROP_OVERFLOW, to_free);
+	return qdisc_enqueue_tail(skb, sch);
+}
+
+/* ---- stamping on dequeue (seed 001 §III-B, §III-D) ---- */
+
+/* Only a forwarded packet had its TTL lowered by this router. */
+static bool epdn_forwarded(const struct sk_buff *skb)
+{
+	return skb->skb_iif != 0;
+}
+
+static u8 epdn_stamp_flags(const struct epdn_sched_data *q)
+{
+	return q->p.mode == EPDN_MODE_V2 ? EPDN_F_V2 : 0;
+}
+
+/* Rewrite the carried option in place and fix the header checksum. */
+static int epdn_write_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
+			  const struct epdn_opt *o)
+{
+	u32 off = pkt->noff + pkt->ip.opt_off;
+
+	if (skb_ensure_writable(skb, off + EPDN_OPT_LEN))
+		return -ENOMEM;
+	epdn_opt_encode(skb->data + off, o);
+	ip_send_check(ip_hdr(skb));
+	if (skb->ip_summed == CHECKSUM_COMPLETE)
+		skb->ip_summed = CHECKSUM_NONE;
+	return 0;
+}
+
+/*
+ * Open a gap of EPDN_OPT_LEN bytes after the 20-byte IPv4 header: push
+ * the link and IP headers forward into the headroom.  The transport
+ * header and payload do not move, so CHECKSUM_PARTIAL offsets stay valid.
+ */
+static int epdn_insert_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
+			   const struct epdn_opt *o)
+{
+	u32 hlen = pkt->noff + EPDN_IPV4_HDR_MIN;
+	bool mac_moves;
+	struct iphdr *iph;
+
+	if (skb_ensure_writable(skb, hlen) || skb_cow_head(skb, EPDN_OPT_LEN))
+		return -ENOMEM;
+	mac_moves = skb_mac_header_was_set(skb) && skb_mac_offset(skb) >= 0;
+	__skb_push(skb, EPDN_OPT_LEN);
+	memmove(skb->data, skb->data + EPDN_OPT_LEN, hlen);
+	if (mac_moves)
+		skb->mac_header -= EPDN_OPT_LEN;
+	skb->network_header -= EPDN_OPT_LEN;
+
+	iph = ip_hdr(skb);
+	epdn_opt_encode((u8 *)iph + EPDN_IPV4_HDR_MIN, o);
+	iph->ihl += EPDN_OPT_WORDS;
+	be16_add_cpu(&iph->tot_len, EPDN_OPT_LEN);
+	ip_send_check(iph);
+	if (skb->ip_summed == CHECKSUM_COMPLETE)
+		skb->ip_summed = CHECKSUM_NONE;
+	return 0;
+}
+
+/*
+ * EPDN-TTL of a carried option after this hop (docs/epdn.md): ip_forward
+ * already lowered TTL, so lower EPDN-TTL by one too; a locally sent packet
+ * crossed no router yet and keeps it.
+ */
+static void epdn_opt_hop(const struct sk_buff *skb, struct epdn_pkt *pkt)
+{
+	if (epdn_forwarded(skb))
+		pkt->opt.ttl = epdn_ttl_hop(pkt->opt.ttl);
+}
+
+/*
+ * A new option starts EPDN-TTL at the current TTL: this router is then the
+ * first proven hop.  On the sending host itself the whole path is proven.
+ */
+static void epdn_opt_create(const struct epdn_sched_data *q,
+			    const struct sk_buff *skb,
+			    const struct epdn_pkt *pkt,
+			    const struct epdn_range *r, struct epdn_opt *o)
+{
+	u8 flags = epdn_stamp_flags(q);
+
+	if (!epdn_forwarded(skb))
+		flags |= EPDN_F_HOST;
+	epdn_opt_new(o, pkt->ip.ttl, r, flags);
+}
+
+/* Count why a record stays for a later packet (issue §3, §8). */
+static void epdn_count_defer(struct epdn_stats *st, enum epdn_action act)
+{
+	if (act == EPDN_ACT_DEFER_MTU)
+		st->mtu_deferred++;
+	else if (act == EPDN_ACT_DEFER_OPTS)
+		st->opt_deferred++;
+	else
+		st->gso_deferred++;
+}
+
+/* Stamp the flow's record into @skb; true when the record was delivered. */
+static bool epdn_stamp(struct Qdisc *sch, struct sk_buff *skb,
+		       struct epdn_pkt *pkt, struct epdn_rec *rec)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct epdn_range r = { .min = rec->min, .max = rec->max };
+	u32 mtu = READ_ONCE(qdisc_dev(sch)->mtu);
+	enum epdn_action act;
+	struct epdn_opt o;
+	int err;
+
+	act = epdn_stamp_decide(pkt->ip.hdr_len, pkt->has_opt, pkt->gso,
+				pkt->ip.l3_len, mtu);
+	if (act == EPDN_ACT_INSERT) {
+		epdn_opt_create(q, skb, pkt, &r, &o);
+		err = epdn_insert_opt(skb, pkt, &o);
+	} else if (act == EPDN_ACT_MERGE) {
+		epdn_opt_hop(skb, pkt);
+		epdn_opt_add_range(&pkt->opt, &r, epdn_stamp_flags(q));
+		err = epdn_write_opt(skb, pkt, &pkt->opt);
+	} else {
+		epdn_count_defer(&q->st, act);
+		return false;
+	}
+	if (err) {
+		q->st.nomem++;
+		return false;
+	}
+	if (act == EPDN_ACT_INSERT)
+		q->st.stamps++;
+	else
+		q->st.merges++;
+	epdn_table_remove(&q->table, rec);
+	return true;
+}
+
+/* The record of a data packet's flow, if any. */
+static struct epdn_rec *epdn_find_record(struct epdn_sched_data *q,
+					 const struct epdn_pkt *pkt)
+{
+	struct epdn_range unused;
+	struct epdn_key key;
+
+	if (!q->table.count || !epdn_tcp_range(&pkt->tcp, &unused))
+		return NULL;
+	epdn_flow_key(&pkt->ip, &pkt->tcp, &key);
+	return epdn_table_find(&q->table, &key);
+}
+
+/* Every packet carrying the option gets its EPDN-TTL updated (issue §4). */
+static bool epdn_update_ttl(struct epdn_sched_data *q, struct sk_buff *skb,
+			    struct epdn_pkt *pkt)
+{
+	if (!epdn_forwarded(skb))
+		return false;
+	epdn_opt_hop(skb, pkt);
+	if (epdn_write_opt(skb, pkt, &pkt->opt)) {
+		q->st.nomem++;
+		return false;
+	}
+	q->st.ttl_updates++;
+	return true;
+}
+
+static void epdn_process(struct Qdisc *sch, struct sk_buff *skb)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct epdn_rec *rec = NULL;
+	enum epdn_class c;
+	struct epdn_pkt pkt;
+
+	c = epdn_classify(skb, &pkt);
+	epdn_count_class(&q->st, c);
+	if (c == EPDN_C_TCP)
+		rec = epdn_find_record(q, &pkt);
+	if (rec && epdn_stamp(sch, skb, &pkt, rec)) {
+		if (pkt.has_opt && epdn_forwarded(skb))
+			q->st.ttl_updates++;
+		return;
+	}
+	if (pkt.has_opt && epdn_update_ttl(q, skb, &pkt))
+		return;
+	q->st.untouched++;
+}
+
+static struct sk_buff *epdn_dequeue(struct Qdisc *sch)
+{
+	struct sk_buff *skb = __qdisc_dequeue_head(&sch->q);
+
+	if (!skb)
+		return NULL;
+	qdisc_qstats_backlog_dec(sch, skb);
+	epdn_process(sch, skb);
+	qdisc_bstats_update(sch, skb);
+	return skb;
+}
+
+/* ---- ageing of inactive records (seed 001 §III-C) ---- */
+
+/* A full pass over the table every idle/2: records live < 1.5 * idle. */
+static unsigned long epdn_age_period(const struct epdn_sched_data *q)
+{
+	return clamp_t(unsigned long, q->idle_jiffies / (2 * EPDN_AGE_STEPS),
+		       1, HZ);
+}
+
+static void epdn_age_timer(struct timer_list *t)
+{
+	struct epdn_sched_data *q = from_timer(q, t, age_timer);
+	struct Qdisc *sch = q->sch;
+	spinlock_t *root_lock;	/* serialises with enqueue/dequeue */
+	u32 budget;
+
+	rcu_read_lock();
+	root_lock = qdisc_lock(qdisc_root_sleeping(sch));
+	spin_lock(root_lock);
+	if (q->table.count) {
+		budget = DIV_ROUND_UP(q->table.cap, EPDN_AGE_STEPS);
+		epdn_table_age(&q->table, (u32)jiffies, q->idle_jiffies,
+			       budget);
+	}
+	mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
+	spin_unlock(root_lock);
+	rcu_read_unlock();
+}
+
+/* ---- reset ---- */
+
+/*
+ * Records outlive a reset: they describe drops already made, and reset
+ * can run without the root lock (qdisc destroy) while the timer ages the
+ * table, so only the queue and RED state are cleared here.
+ */
+static void epdn_reset(struct Qdisc *sch)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+
+	qdisc_reset_queue(sch);
+	red_restart(&q->red_vars);
+}
+
+/* ---- netlink configuration ---- */
+
+static const struct nla_policy epdn_policy[TCA_EPDN_MAX + 1] = {
+	[TCA_EPDN_LIMIT]	= { .type = NLA_U32 },
+	[TCA_EPDN_BYTE_LIMIT]	= { .type = NLA_U32 },
+	[TCA_EPDN_MODE]		= { .type = NLA_U8 },
+	[TCA_EPDN_IDLE]		= { .type = NLA_U32 },
+	[TCA_EPDN_FLOWS]	= { .type = NLA_U32 },
+	[TCA_EPDN_CORRUPT]	= { .type = NLA_U32 },
+	[TCA_EPDN_RED]		= { .type = NLA_U8 },
+	[TCA_EPDN_RED_MIN]	= { .type = NLA_U32 },
+	[TCA_EPDN_RED_MAX]	= { .type = NLA_U32 },
+	[TCA_EPDN_RED_PROB]	= { .type = NLA_U32 },
+	[TCA_EPDN_RED_EWMA]	= { .type = NLA_U8 },
+	[TCA_EPDN_RED_ECN]	= { .type = NLA_U8 },
+	[TCA_EPDN_RED_HARDDROP]	= { .type = NLA_U8 },
+};
+
+static void epdn_params_default(struct epdn_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->limit = EPDN_DEF_LIMIT;
+	p->mode = EPDN_DEF_MODE;
+	p->idle_us = EPDN_DEF_IDLE_US;
+	p->flows = EPDN_DEF_FLOWS;
+	p->red_ewma = EPDN_DEF_RED_EWMA;
+}
+
+/* NL_SET_ERR_MSG_ATTR() for a message chosen by the caller. */
+static void epdn_bad_attr(struct netlink_ext_ack *extack,
+			  const struct nlattr *attr, const char *msg)
+{
+	NL_SET_BAD_ATTR(extack, attr);
+	if (extack)
+		extack->_msg = msg;
+}
+
+/* Copy a u32 attribute into @dst if present and within [lo, hi]. */
+static int epdn_get_u32(const struct nlattr *attr, u32 lo, u32 hi, u32 *dst,
+			const char *msg, struct netlink_ext_ack *extack)
+{
+	u32 v;
+
+	if (!attr)
+		return 0;
+	v = nla_get_u32(attr);
+	if (v < lo || v > hi) {
+		epdn_bad_attr(extack, attr, msg);
+		return -EINVAL;
+	}
+	*dst = v;
+	return 0;
+}
+
+static int epdn_get_u8(const struct nlattr *attr, u8 lo, u8 hi, u8 *dst,
+		       const char *msg, struct netlink_ext_ack *extack)
+{
+	u8 v;
+
+	if (!attr)
+		return 0;
+	v = nla_get_u8(attr);
+	if (v < lo || v > hi) {
+		epdn_bad_attr(extack, attr, msg);
+		return -EINVAL;
+	}
+	*dst = v;
+	return 0;
+}
+
+static int epdn_parse_queue(struct epdn_params *p, struct nlattr **tb,
+			    struct netlink_ext_ack *extack)
+{
+	int err;
+
+	err = epdn_get_u32(tb[TCA_EPDN_LIMIT], 1, EPDN_LIMIT_MAX, &p->limit,
+			   "epdn: limit must be 1..1048576 packets", extack);
+	if (!err)
+		err = epdn_get_u32(tb[TCA_EPDN_BYTE_LIMIT], 0, U32_MAX,
+				   &p->byte_limit, "", extack);
+	if (!err && p->byte_limit && p->byte_limit < EPDN_MIN_BYTES) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[TCA_EPDN_BYTE_LIMIT],
+				    "epdn: bytelimit must be 0 (none) or at least 64 bytes");
+		err = -EINVAL;
+	}
+	if (!err)
+		err = epdn_get_u32(tb[TCA_EPDN_CORRUPT], 0, U32_MAX,
+				   &p->corrupt, "", extack);
+	return err;
+}
+
+static int epdn_parse_records(struct epdn_params *p, struct nlattr **tb,
+			      struct netlink_ext_ack *extack)
+{
+	int err;
+
+	err = epdn_get_u8(tb[TCA_EPDN_MODE], EPDN_MODE_V2, EPDN_MODE_V3,
+			  &p->mode, "epdn: mode must be v2 or v3", extack);
+	if (!err)
+		err = epdn_get_u32(tb[TCA_EPDN_IDLE], EPDN_IDLE_MIN_US,
+				   EPDN_IDLE_MAX_US, &p->idle_us,
+				   "epdn: idle must be between 1ms and 1 hour",
+				   extack);
+	if (!err)
+		err = epdn_get_u32(tb[TCA_EPDN_FLOWS], EPDN_FLOWS_MIN,
+				   EPDN_FLOWS_MAX, &p->flows,
+				   "epdn: flows must be 16..1048576 records",
+				   extack);
+	return err;
+}
+
+static int epdn_parse_red(struct epdn_params *p, struct nlattr **tb,
+			  struct netlink_ext_ack *extack)
+{
+	int err;
+
+	err = epdn_get_u8(tb[TCA_EPDN_RED], 0, 1, &p->red,
+			  "epdn: red must be 0 or 1", extack);
+	if (!err)
+		err = epdn_get_u32(tb[TCA_EPDN_RED_MIN], 0, U32_MAX,
+				   &p->red_min, "", extack);
+	if (!err)
+		err = epdn_get_u32(tb[TCA_EPDN_RED_MAX], 1, U32_MAX,
+				   &p->red_max, "epdn: RED max must be above 0",
+				   extack);
+	if (!err)
+		err = epdn_get_u32(tb[TCA_EPDN_RED_PROB], 1, U32_MAX,
+				   &p->red_prob,
+				   "epdn: RED probability must be above 0",
+				   extack);
+	if (!err)
+		err = epdn_get_u8(tb[TCA_EPDN_RED_EWMA], 0, EPDN_RED_EWMA_MAX,
+				  &p->red_ewma, "epdn: RED ewma must be 0..23",
+				  extack);
+	if (!err)
+		err = epdn_get_u8(tb[TCA_EPDN_RED_ECN], 0, 1, &p->red_ecn,
+				  "epdn: ecn must be 0 or 1", extack);
+	if (!err)
+		err = epdn_get_u8(tb[TCA_EPDN_RED_HARDDROP], 0, 1,
+				  &p->red_harddrop,
+				  "epdn: harddrop must be 0 or 1", extack);
+	return err;
+}
+
+/* The RED parameters as a whole, once RED is on. */
+static int epdn_check_red(const struct epdn_params *p,
+			  struct netlink_ext_ack *extack)
+{
+	if (!p->red)
+		return 0;
+	if (!p->red_max || !p->red_prob) {
+		NL_SET_ERR_MSG(extack,
+			       "epdn: red needs min, max and probability");
+		return -EINVAL;
+	}
+	if (p->red_min >= p->red_max) {
+		NL_SET_ERR_MSG(extack, "epdn: RED min must be below max");
+		return -EINVAL;
+	}
+	if (!red_check_params(p->red_min, p->red_max, p->red_ewma, 0, NULL)) {
+		NL_SET_ERR_MSG(extack,
+			       "epdn: RED thresholds too large for this ewma");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int epdn_parse(struct epdn_params *p, struct nlattr **tb,
+		      struct netlink_ext_ack *extack)
+{
+	int err;
+
+	err = epdn_parse_queue(p, tb, extack);
+	if (!err)
+		err = epdn_parse_records(p, tb, extack);
+	if (!err)
+		err = epdn_parse_red(p, tb, extack);
+	if (!err)
+		err = epdn_check_red(p, extack);
+	return err;
+}
+
+/* Drop from the head until the queue fits new limits; parents follow. */
+static void epdn_trim_queue(struct Qdisc *sch)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	unsigned int pkts = 0, bytes = 0;
+	struct sk_buff *skb;
+
+	while (sch->q.qlen > q->p.limit ||
+	       (q->p.byte_limit && sch->qstats.backlog > q->p.byte_limit)) {
+		skb = qdisc_dequeue_internal(sch, true);
+		if (!skb)
+			break;
+		pkts++;
+		bytes += qdisc_pkt_len(skb);
+		q->st.overflow_drops++;
+		epdn_record_drop(q, skb);
+		rtnl_qdisc_drop(skb, sch);
+	}
+	qdisc_tree_reduce_backlog(sch, pkts, bytes);
+}
+
+/* Install a new table of p->flows records, moving the live records over. */
+static struct epdn_rec *epdn_swap_table(struct epdn_sched_data *q,
+					struct epdn_rec *slot, u32 flows)
+{
+	struct epdn_rec *old = q->table.slot;
+
+	epdn_table_init(&q->resize, slot, flows, get_random_u32());
+	if (old)
+		epdn_table_move(&q->resize, &q->table, (u32)jiffies);
+	q->table = q->resize;
+	return old;
+}
+
+static void epdn_apply_red(struct epdn_sched_data *q)
+{
+	if (!q->p.red)
+		return;
+	red_set_parms(&q->red_parms, q->p.red_min, q->p.red_max,
+		      q->p.red_ewma, 0, 0, NULL, q->p.red_prob);
+	red_set_vars(&q->red_vars);
+}
+
+/* Under the tree lock: the new parameters take effect at once. */
+static struct epdn_rec *epdn_apply(struct Qdisc *sch,
+				   const struct epdn_params *p,
+				   struct epdn_rec *slot)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct epdn_rec *old = NULL;
+
+	q->p = *p;
+	q->idle_jiffies = max_t(u32, usecs_to_jiffies(p->idle_us), 1);
+	if (slot)
+		old = epdn_swap_table(q, slot, p->flows);
+	epdn_apply_red(q);
+	epdn_trim_queue(sch);
+	mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
+	return old;
+}
+
+/*
+ * Parse, validate and allocate before taking the lock; then apply.  A new
+ * flows value reallocates the table (kvcalloc outside the lock) and moves
+ * the live records, keeping the newest when it shrinks.
+ */
+static int epdn_configure(struct Qdisc *sch, struct nlattr **tb,
+			  struct netlink_ext_ack *extack)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct epdn_rec *slot = NULL, *old;
+	struct epdn_params p = q->p;
+	int err;
+
+	err = epdn_parse(&p, tb, extack);
+	if (err)
+		return err;
+	if (!q->table.slot || p.flows != q->table.flows) {
+		slot = kvcalloc(epdn_table_slots(p.flows), sizeof(*slot),
+				GFP_KERNEL);
+		if (!slot) {
+			NL_SET_ERR_MSG(extack,
+				       "epdn: cannot allocate the flow table");
+			return -ENOMEM;
+		}
+	}
+	sch_tree_lock(sch);
+	old = epdn_apply(sch, &p, slot);
+	sch_tree_unlock(sch);
+	kvfree(old);
+	return 0;
+}
+
+static int epdn_change(struct Qdisc *sch, struct nlattr *opt,
+		       struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[TCA_EPDN_MAX + 1] = { NULL };
+	int err;
+
+	if (opt) {
+		err = nla_parse_nested(tb, TCA_EPDN_MAX, opt, epdn_policy,
+				       extack);
+		if (err < 0)
+			return err;
+	}
+	return epdn_configure(sch, tb, extack);
+}
+
+static int epdn_init(struct Qdisc *sch, struct nlattr *opt,
+		     struct netlink_ext_ack *extack)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+
+	q->sch = sch;
+	timer_setup(&q->age_timer, epdn_age_timer, 0);
+	epdn_params_default(&q->p);
+	return epdn_change(sch, opt, extack);
+}
+
+static void epdn_destroy(struct Qdisc *sch)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+
+	del_timer_sync(&q->age_timer);
+	kvfree(q->table.slot);
+	q->table.slot = NULL;
+}
+
+/* ---- dump: mirrors every attribute of change ---- */
+
+static int epdn_dump_params(struct sk_buff *skb, const struct epdn_params *p)
+{
+	if (nla_put_u32(skb, TCA_EPDN_LIMIT, p->limit) ||
+	    nla_put_u32(skb, TCA_EPDN_BYTE_LIMIT, p->byte_limit) ||
+	    nla_put_u8(skb, TCA_EPDN_MODE, p->mode) ||
+	    nla_put_u32(skb, TCA_EPDN_IDLE, p->idle_us) ||
+	    nla_put_u32(skb, TCA_EPDN_FLOWS, p->flows) ||
+	    nla_put_u32(skb, TCA_EPDN_CORRUPT, p->corrupt) ||
+	    nla_put_u8(skb, TCA_EPDN_RED, p->red) ||
+	    nla_put_u32(skb, TCA_EPDN_RED_MIN, p->red_min) ||
+	    nla_put_u32(skb, TCA_EPDN_RED_MAX, p->red_max) ||
+	    nla_put_u32(skb, TCA_EPDN_RED_PROB, p->red_prob) ||
+	    nla_put_u8(skb, TCA_EPDN_RED_EWMA, p->red_ewma) ||
+	    nla_put_u8(skb, TCA_EPDN_RED_ECN, p->red_ecn) ||
+	    nla_put_u8(skb, TCA_EPDN_RED_HARDDROP, p->red_harddrop))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int epdn_dump(struct Qdisc *sch, struct sk_buff *skb)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct nlattr *opts;
+
+	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
+	if (!opts || epdn_dump_params(skb, &q->p)) {
+		nla_nest_cancel(skb, opts);
+		return -EMSGSIZE;
+	}
+	return nla_nest_end(skb, opts);
+}
+
+static void epdn_fill_xstats(const struct epdn_sched_data *q,
+			     struct tc_epdn_xstats *x)
+{
+	const struct epdn_stats *st = &q->st;
+
+	x->recorded = q->table.recorded;
+	x->rec_merged = q->table.rec_merged;
+	x->records = q->table.count;
+	x->evicted = q->table.evicted;
+	x->aged = q->table.aged;
+	x->flows = q->table.flows;
+	x->record_bytes = epdn_record_bytes(q->table.flows);
+	x->stamps = st->stamps;
+	x->merges = st->merges;
+	x->mtu_deferred = st->mtu_deferred;
+	x->opt_deferred = st->opt_deferred;
+	x->gso_deferred = st->gso_deferred;
+	x->ttl_updates = st->ttl_updates;
+	x->untouched = st->untouched;
+	x->not_tcp = st->not_tcp;
+	x->not_ipv4 = st->not_ipv4;
+	x->fragments = st->fragments;
+	x->malformed = st->malformed;
+	x->nomem = st->nomem;
+	x->overflow_drops = st->overflow_drops;
+	x->corrupt_drops = st->corrupt_drops;
+	x->red_drops = st->red_drops;
+	x->red_marks = st->red_marks;
+}
+
+static int epdn_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct tc_epdn_xstats x = { 0 };
+
+	sch_tree_lock(sch);
+	epdn_fill_xstats(q, &x);
+	sch_tree_unlock(sch);
+	return gnet_stats_copy_app(d, &x, sizeof(x));
+}
+
+static struct Qdisc_ops epdn_qdisc_ops __read_mostly = {
+	.id		= "epdn",
+	.priv_size	= sizeof(struct epdn_sched_data),
+	.enqueue	= epdn_enqueue,
+	.dequeue	= epdn_dequeue,
+	.peek		= qdisc_peek_dequeued,
+	.init		= epdn_init,
+	.reset		= epdn_reset,
+	.destroy	= epdn_destroy,
+	.change		= epdn_change,
+	.dump		= epdn_dump,
+	.dump_stats	= epdn_dump_stats,
+	.owner		= THIS_MODULE,
+};
+
+static int __init epdn_module_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct epdn_rec) != 24);
+	return register_qdisc(&epdn_qdisc_ops);
+}
+
+static void __exit epdn_module_exit(void)
+{
+	unregister_qdisc(&epdn_qdisc_ops);
+}
+
+module_init(epdn_module_init);
+module_exit(epdn_module_exit);
+MODULE_AUTHOR("satnet project");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("EPDN: Explicit Packet Drop Notification gateway queue");
