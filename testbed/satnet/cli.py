@@ -17,8 +17,8 @@ from .measure import iperf3_run, metadata, nstat, self_check, summarize
 from .scenario import ScenarioError, load_profile, load_scenario
 from .topo import Topology, modprobe
 
-CSV_FIELDS = ("scenario", "cc", "profile", "rep", "duration_s",
-              "goodput_bps", "throughput_bps", "retransmits",
+CSV_FIELDS = ("scenario", "label", "cc", "profile", "rep", "duration_s",
+              "goodput_bps", "throughput_bps", "overhead", "retransmits",
               "TcpExtTCPFastRetrans", "TcpExtTCPTimeouts",
               "TcpExtTCPLossProbes", "TcpExtTCPSACKReorder",
               "TcpExtTCPDSACKRecv", "rtt_ms", "rate_bps", "kernel", "date")
@@ -40,10 +40,28 @@ def one_run(sc, profile, cc, rep=0, tag=None, setup_lock=None):
             meta = metadata(topo, cc)
         res, rows = iperf3_run(topo, cc, sc.duration_s)
         counters = nstat(topo, topo.snd[0])
+        rcv = nstat(topo, topo.rcv[0])
     rec = summarize(cc, res, rows, counters, sc.duration_s)
+    rec.update(receiver_counters={k: rcv.get(k, 0) for k in RECEIVER_KEYS},
+               overhead=overhead(rcv))
     rec.update(scenario=sc.name, profile=profile.name, rep=rep,
                selfcheck=check, meta=meta)
     return rec
+
+
+RECEIVER_KEYS = ("TcpInSegs", "TcpExtTCPDSACKOldSent",
+                 "TcpExtTCPDSACKOfoSent", "TcpExtTCPOFOQueue")
+
+
+def overhead(rcv):
+    """Seed 003: duplicate data received / all data received.  Each
+    duplicate segment makes the receiver send one DSACK (RFC 2883), which
+    Linux counts as DSACKOldSent (below rcv_nxt) or DSACKOfoSent; the
+    denominator is every segment received (a handful of them carry no
+    data).  Needs DSACK on at the receiver (tcp_dsack=1)."""
+    dup = rcv.get("TcpExtTCPDSACKOldSent", 0) + \
+        rcv.get("TcpExtTCPDSACKOfoSent", 0)
+    return dup / rcv["TcpInSegs"] if rcv.get("TcpInSegs") else None
 
 
 def csv_row(rec):

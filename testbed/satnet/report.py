@@ -27,6 +27,14 @@ def value(rec, key):
     return rec["counters"][key] if key.startswith("Tcp") else rec[key]
 
 
+def key_of(rec):
+    """A report line: the variant label, and the swept value if any."""
+    k = rec.get("label", rec["cc"])
+    for name, val in (rec.get("sweep") or {}).items():
+        k += " %s=%s" % (name.split(".")[-1], val)
+    return k
+
+
 def stats(vals):
     mean = statistics.fmean(vals)
     sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
@@ -43,15 +51,19 @@ def group(recs, mode):
     g = defaultdict(list)
     for r in recs:
         if r.get("mode", "parallel") == mode:
-            g[r["cc"]].append(r)
+            g[key_of(r)].append(r)
     return g
 
 
 def table(groups):
-    head = "| algorithm | runs | " + " | ".join(c[1] for c in COLUMNS) + " |"
-    rows = [head, "|" + "---|" * (len(COLUMNS) + 2)]
+    cols = list(COLUMNS)
+    if all(r.get("overhead") is not None for rs in groups.values()
+           for r in rs):
+        cols.insert(1, ("overhead", "overhead %", 100))
+    head = "| variant | runs | " + " | ".join(c[1] for c in cols) + " |"
+    rows = [head, "|" + "---|" * (len(cols) + 2)]
     for cc, rs in groups.items():
-        cells = [fmt([value(r, k) for r in rs], s) for k, _, s in COLUMNS]
+        cells = [fmt([value(r, k) for r in rs], s) for k, _, s in cols]
         rows.append("| %s | %d | %s |" % (cc, len(rs), " | ".join(cells)))
     return "\n".join(rows)
 
@@ -67,7 +79,8 @@ def plot(groups, png, title):
         mean, sd, _, _ = stats(vals)
         ax.bar(i, mean, yerr=sd, capsize=4, color="#7aa6c2")
         ax.plot([i] * len(vals), vals, "k.", ms=5)
-    ax.set_xticks(range(len(names)), names)
+    ax.set_xticks(range(len(names)), names, rotation=20 if
+                  max(map(len, names)) > 10 else 0, fontsize=8)
     ax.set_ylabel("goodput (kbit/s)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -102,6 +115,7 @@ def main(argv=None):
     p.add_argument("--png", required=True)
     p.add_argument("--command", default="")
     p.add_argument("--wall", default="")
+    p.add_argument("--title", default="Baseline: Linux's algorithms")
     a = p.parse_args(argv)
     recs = load(a.runs)
     if not recs:
@@ -114,7 +128,7 @@ def main(argv=None):
         sc["duration_s"])
     plot(groups, a.png, title)
     lines = [
-        "# Baseline: Linux's algorithms on the %s scenario" % sc["name"],
+        "# %s on the %s scenario" % (a.title, sc["name"]),
         "",
         "Produced by `%s` on kernel %s, %s (UTC).%s" %
         (a.command, m["kernel"], m["date"][:10],
@@ -126,9 +140,11 @@ def main(argv=None):
         "Scenario (`testbed/scenarios/%s.toml`): %s" %
         (sc["name"], " ".join(sc["source"].split())),
         "",
-        "Profile `%s`; bottleneck `%s`; %d runs in parallel topologies." %
-        (recs[0]["profile"], " / ".join(m["bottleneck_qdisc"]),
-         recs[0].get("width", 1)),
+        "Profiles %s; bottleneck `%s`; up to %d runs in parallel "
+        "topologies." %
+        (", ".join("`%s`" % p for p in sorted({r["profile"] for r in recs})),
+         " / ".join(m["bottleneck_qdisc"]),
+         max(r.get("width", 1) for r in recs)),
         "Goodput = bytes the receiver's application got (cumulatively "
         "ACKed) / duration. Cells: mean ± sample s.d. (min–max).",
         "",
