@@ -44,9 +44,10 @@ def nstat(topo, ns):
 
 
 def ping_rtt(topo, i=0, count=10):
+    wait = max(5, int(topo.sc.base_rtt_ms() / 1000 * 2) + 1)
     out = topo.ex(topo.snd[i], ["ping", "-n", "-q", "-c", str(count), "-i",
-                                "0.2", "-W", "5", topo.rcv_addr(i)],
-                  check=False, timeout=120).stdout
+                                "0.2", "-W", str(wait), topo.rcv_addr(i)],
+                  check=False, timeout=120 + wait).stdout
     m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", out)
     if not m:
         raise SelfCheckError("no ping reply across the path: " + out.strip())
