@@ -190,34 +190,49 @@ class Topology:
         self.sysctls()
         self.qdiscs()
 
-    def links(self):
-        pairs = [(self.r1, "b", self.r2, "b")]
+    def link_table(self):
+        """(ns, dev, addr/prefix) pairs of every veth link."""
+        links = [((self.r1, "b", "10.0.0.1/30"), (self.r2, "b", "10.0.0.2/30"))]
         for i in range(self.sc.pairs):
-            pairs.append((self.snd[i], "eth0", self.r1, "s%d" % i))
-            pairs.append((self.r2, "r%d" % i, self.rcv[i], "eth0"))
-        for a, an, b, bn in pairs:
-            run(["ip", "link", "add", "name", an, "netns", a, "type", "veth",
-                 "peer", "name", bn, "netns", b])
+            links.append(((self.snd[i], "eth0", "10.1.%d.1/24" % i),
+                          (self.r1, "s%d" % i, "10.1.%d.254/24" % i)))
+            links.append(((self.r2, "r%d" % i, "10.2.%d.254/24" % i),
+                          (self.rcv[i], "eth0", "10.2.%d.1/24" % i)))
+        return links
+
+    @staticmethod
+    def mac(link, side):
+        return "02:5a:%02x:%02x:00:%02x" % (link >> 8, link & 0xff, side)
+
+    def links(self):
+        for n, ends in enumerate(self.link_table()):
+            (a, an, _), (b, bn, _) = ends
+            run(["ip", "link", "add", "name", an, "netns", a, "address",
+                 self.mac(n, 0), "type", "veth", "peer", "name", bn,
+                 "netns", b, "address", self.mac(n, 1)])
 
     def addresses(self):
-        r1 = ["addr add 10.0.0.1/30 dev b", "link set dev b up",
-              "link set dev lo up", "route add 10.2.0.0/16 via 10.0.0.2"]
-        r2 = ["addr add 10.0.0.2/30 dev b", "link set dev b up",
-              "link set dev lo up", "route add 10.1.0.0/16 via 10.0.0.1"]
+        """Addresses, routes, and permanent neighbour entries: ARP through
+        a satellite stage would take the propagation delay, longer than
+        the neighbour code waits (deep space) or skewing the first RTTs."""
+        batch = {ns: ["link set dev lo up"] for ns in self.all_ns()}
+        for n, ends in enumerate(self.link_table()):
+            for side in (0, 1):
+                ns, dev, addr = ends[side]
+                peer = ends[1 - side][2].split("/")[0]
+                batch[ns] += ["addr add %s dev %s" % (addr, dev),
+                              "link set dev %s up" % dev,
+                              "neigh replace %s lladdr %s dev %s nud "
+                              "permanent" % (peer, self.mac(n, 1 - side),
+                                             dev)]
+        batch[self.r1].append("route add 10.2.0.0/16 via 10.0.0.2")
+        batch[self.r2].append("route add 10.1.0.0/16 via 10.0.0.1")
         for i in range(self.sc.pairs):
-            r1 += ["addr add 10.1.%d.254/24 dev s%d" % (i, i),
-                   "link set dev s%d up" % i]
-            r2 += ["addr add 10.2.%d.254/24 dev r%d" % (i, i),
-                   "link set dev r%d up" % i]
             for ns, net in ((self.snd[i], 1), (self.rcv[i], 2)):
-                batch = ["addr add 10.%d.%d.1/24 dev eth0" % (net, i),
-                         "link set dev eth0 up", "link set dev lo up",
-                         "route add default via 10.%d.%d.254%s" %
-                         (net, i, self.advmss())]
-                run(["ip", "-n", ns, "-batch", "-"],
-                    inp="\n".join(batch) + "\n")
-        for ns, batch in ((self.r1, r1), (self.r2, r2)):
-            run(["ip", "-n", ns, "-batch", "-"], inp="\n".join(batch) + "\n")
+                batch[ns].append("route add default via 10.%d.%d.254%s" %
+                                 (net, i, self.advmss()))
+        for ns, lines in batch.items():
+            run(["ip", "-n", ns, "-batch", "-"], inp="\n".join(lines) + "\n")
 
     def advmss(self):
         """End hosts advertise run.mss, leaving room for IP options."""
