@@ -5,6 +5,7 @@
 # make tc         build the tc plugin(s) for iproute2
 # make test       unit tests + in-VM integration suite, in one VM boot
 # make bench      the baseline experiment (docs/baseline.md)
+# make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
 # make install    install modules (and the tc plugin) on this host
 #
 # KDIR selects the kernel build tree.  Default: the running kernel when it
@@ -33,7 +34,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,build/unit/%,$(UNIT_SRCS))
 
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules unit tc test bench install clean deps kdir
+.PHONY: all modules unit tc test bench bench-epdn install clean deps kdir
 
 all: modules unit tc
 
@@ -68,6 +69,11 @@ bench: deps
 # INSTALL_MOD_PATH and DESTDIR stage an install under another root.
 # modules_install runs depmod; the modules are unsigned, so a kernel that
 # enforces signatures refuses them (others log "tainting kernel").
+# Per-packet cost of epdn against pfifo (pktgen), docs/epdn-bench.md.
+bench-epdn: deps
+	$(MAKE) all
+	tools/vm-run --timeout 1800 --log build/bench-epdn-console.log -- tools/bench-epdn
+
 install: modules tc
 	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)
 	$(MAKE) -C tools/tc install TC_LIBDIR=$(TC_LIBDIR) DESTDIR=$(DESTDIR)

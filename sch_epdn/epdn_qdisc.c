@@ -26,7 +26,6 @@
 #include <linux/random.h>
 #include <linux/jiffies.h>
 #include <linux/timer.h>
-#include <linux/if_vlan.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
 #include <net/netlink.h>
@@ -152,11 +151,16 @@ static int epdn_read_tcp(const struct sk_buff *skb, struct epdn_pkt *pkt)
 	       -EINVAL : 0;
 }
 
+/*
+ * skb->protocol, not skb_protocol(skb, true): behind a VLAN tag carried
+ * in the frame (not offloaded) the network header offset may point at the
+ * tag, so such frames pass as not IPv4 rather than be parsed at a guess.
+ */
 static enum epdn_class epdn_classify(const struct sk_buff *skb,
 				     struct epdn_pkt *pkt)
 {
 	pkt->has_opt = false;
-	if (skb_protocol(skb, true) != htons(ETH_P_IP))
+	if (skb->protocol != htons(ETH_P_IP))
 		return EPDN_C_NOT_IPV4;
 	if (epdn_read_ipv4(skb, pkt))
 		return EPDN_C_MALFORMED;
@@ -316,13 +320,26 @@ static u8 epdn_stamp_flags(const struct epdn_sched_data *q)
 	return q->p.mode == EPDN_MODE_V2 ? EPDN_F_V2 : 0;
 }
 
+/*
+ * pskb_expand_head() BUGs on a shared skb (pktgen's queue_xmit mode keeps
+ * a reference to what it sends): edit a shared skb only when its header is
+ * private, linear and has the headroom, so that nothing must be copied.
+ */
+static bool epdn_needs_copy(const struct sk_buff *skb, u32 len, u32 head)
+{
+	return skb_shared(skb) &&
+	       (skb_cloned(skb) || skb_headlen(skb) < len ||
+		skb_headroom(skb) < head);
+}
+
 /* Rewrite the carried option in place and fix the header checksum. */
 static int epdn_write_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 			  const struct epdn_opt *o)
 {
 	u32 off = pkt->noff + pkt->ip.opt_off;
 
-	if (skb_ensure_writable(skb, off + EPDN_OPT_LEN))
+	if (epdn_needs_copy(skb, off + EPDN_OPT_LEN, 0) ||
+	    skb_ensure_writable(skb, off + EPDN_OPT_LEN))
 		return -ENOMEM;
 	epdn_opt_encode(skb->data + off, o);
 	ip_send_check(ip_hdr(skb));
@@ -343,7 +360,8 @@ static int epdn_insert_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 	bool mac_moves;
 	struct iphdr *iph;
 
-	if (skb_ensure_writable(skb, hlen) || skb_cow_head(skb, EPDN_OPT_LEN))
+	if (epdn_needs_copy(skb, hlen, EPDN_OPT_LEN) ||
+	    skb_ensure_writable(skb, hlen) || skb_cow_head(skb, EPDN_OPT_LEN))
 		return -ENOMEM;
 	mac_moves = skb_mac_header_was_set(skb) && skb_mac_offset(skb) >= 0;
 	__skb_push(skb, EPDN_OPT_LEN);

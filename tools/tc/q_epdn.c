@@ -9,6 +9,7 @@
  * (tc/tc_util.h), the libnetlink helpers and the json_print functions
  * that tc exports (nm -D /usr/sbin/tc).
  */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -531,8 +532,8 @@ static int epdn_print_xstats(struct qdisc_util *qu, FILE *f,
 }
 
 /* tc reads this symbol; its layout must be iproute2 6.1's (tc_abi.h). */
-_Static_assert(sizeof(struct qdisc_util) == 8 * sizeof(void *),
-	       "struct qdisc_util does not match iproute2 6.1");
+static_assert(sizeof(struct qdisc_util) == 8 * sizeof(void *),
+	      "struct qdisc_util does not match iproute2 6.1");
 
 struct qdisc_util epdn_qdisc_util = {
 	.id		= "epdn",
