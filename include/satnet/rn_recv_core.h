@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * RN-TCP receiver core: the drop list and the reorder list of one flow,
+ * the case analysis of seed 001 §IV, the ACK decision of §IV-A, and the
+ * parsers the host hooks need (IPv4 header, EPDN option, TCP header and
+ * options).  Plain C with no kernel dependency: rn_host links
+ * tcp_rn/rn_recv_core.c, and the userspace unit test includes the same
+ * file.  The caller owns all memory and locking; the core never allocates.
+ *
+ * Paper: A. Sathiaseelan, T. Radzik, "RN-TCP with EPDN" (seed 001), §II,
+ * §III-D, §IV, §IV-A.  docs/rn-tcp.md maps every case to this code.
+ *
+ * The seed numbers whole packets.  Here every list holds half-open ranges
+ * of TCP byte sequence numbers, [start, end), and every comparison wraps
+ * (before()/after() of include/net/tcp.h).  A flow's ranges all lie inside
+ * the window the receiver advertised, less than 2^31 wide, so the order
+ * is well defined.
+ */
+#ifndef SATNET_RN_RECV_CORE_H
+#define SATNET_RN_RECV_CORE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/string.h>
+#else
+#include <stdbool.h>
+#include <string.h>
+#include <linux/types.h>
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __s32 s32;
+#endif
+
+#include <satnet/epdn_wire.h>
+
+/* Ranges per list; one more slot holds a split until the cap is applied. */
+#define RN_RANGES_MAX		16
+#define RN_WINDOW_MAX		0x40000000U	/* 2^30, RFC 7323: 65535 << 14 */
+#define RN_WSCALE_MAX		14
+#define RN_TCP_HDR_MIN		20
+#define RN_TCP_HDR_MAX		60
+
+/* TCP flags (byte 13 of the header). */
+#define RN_TCP_FIN		0x01
+#define RN_TCP_SYN		0x02
+#define RN_TCP_RST		0x04
+#define RN_TCP_ACK		0x10
+
+/* Return codes of the parsers. */
+#define RN_OK			0
+#define RN_EBADMSG		(-1)	/* malformed or truncated */
+#define RN_ENOENT		(-2)	/* no EPDN option */
+
+/* Half-open range of TCP sequence numbers, host byte order. */
+struct rn_range {
+	u32 start;
+	u32 end;
+};
+
+/*
+ * What a full list gives up.  Both choices err towards "dropped", the
+ * answer that makes the sender behave like plain TCP.
+ *   RN_OVF_DROP_HIGH: forget the highest range (reorder list: that hole
+ *	becomes unclassified, and an unclassified hole is not marked).
+ *   RN_OVF_COARSEN: merge the two closest ranges (drop list: the bytes
+ *	between them are then believed dropped too).
+ */
+enum rn_overflow {
+	RN_OVF_DROP_HIGH,
+	RN_OVF_COARSEN,
+};
+
+/* A sorted set of disjoint, non-adjacent ranges. */
+struct rn_rset {
+	u32 overflows;			/* times the cap was applied */
+	u8 n;				/* ranges in use */
+	u8 overflow;			/* enum rn_overflow */
+	struct rn_range r[RN_RANGES_MAX + 1];
+};
+
+#define RN_RF_PROVEN		0x01	/* last option proved an EPDN path */
+#define RN_RF_FIN		0x02	/* fin_end is valid */
+
+/* The receiver state of one flow (one direction of a connection). */
+struct rn_recv {
+	u32 rcv_nxt;		/* in-order point: ACK number last sent */
+	u32 rcv_right;		/* right edge of the window advertised */
+	u32 q_start;		/* Q: highest segment received, */
+	u32 q_end;		/*    [q_start, q_end) */
+	u32 fin_end;		/* sequence number after the peer's FIN */
+	u8 wscale;		/* our receive window scale */
+	u8 flags;		/* RN_RF_* */
+	struct rn_rset drop;	/* believed dropped (EPDN said so) */
+	struct rn_rset reorder;	/* believed reordered (gap, no drop) */
+};
+
+/* What a data packet's IP header says about drops upstream. */
+enum rn_ev_kind {
+	RN_EV_ABSENT,		/* no EPDN option */
+	RN_EV_EMPTY,		/* trusted option, no drop recorded */
+	RN_EV_DROPS,		/* trusted option, drop holds the range */
+	RN_EV_UNTRUSTED,	/* option present but not proof */
+};
+
+struct rn_evidence {
+	enum rn_ev_kind kind;
+	struct rn_range drop;	/* RN_EV_DROPS: [min, max + 1) */
+};
+
+/* Why a packet's option was or was not trusted (for the counters). */
+enum rn_ev_status {
+	RN_EVS_ABSENT,
+	RN_EVS_TRUSTED,
+	RN_EVS_TTL,		/* EPDN-TTL != TTL: a router without EPDN */
+	RN_EVS_NOHOST,		/* HOST clear while the host requires it */
+	RN_EVS_MALFORMED,	/* bad option list, length, version, range */
+};
+
+/* Result of a data segment. */
+enum rn_data_result {
+	RN_DATA_CLASSIFIED,	/* lists updated from the evidence */
+	RN_DATA_UNPROVEN,	/* path not proven: only Q and removals */
+	RN_DATA_OUTSIDE,	/* outside the advertised window: ignored */
+};
+
+/* The ACK decision of §IV-A for the first missing byte (the ACK). */
+enum rn_mark {
+	RN_MARK_INORDER,	/* nothing missing: bit clear */
+	RN_MARK_REORDER,	/* first hole in the reorder list: bit set */
+	RN_MARK_DROP,		/* first hole in the drop list: bit clear */
+	RN_MARK_UNKNOWN,	/* first hole unclassified: bit clear */
+};
+
+/* The EPDN option, decoded (include/satnet/epdn_wire.h). */
+struct rn_epdn {
+	u8 ttl;
+	u8 flags;
+	u32 min;		/* first dropped byte */
+	u32 max;		/* last dropped byte, inclusive */
+};
+
+/* An IPv4 header, checked. */
+struct rn_ip {
+	u32 saddr;		/* network byte order */
+	u32 daddr;		/* network byte order */
+	u32 tot_len;		/* bytes from the IP header on */
+	u16 hdr_len;		/* ihl * 4 */
+	u8 ttl;
+	u8 proto;
+	bool frag;		/* MF set or a fragment offset */
+};
+
+/* A TCP header, checked. */
+struct rn_tcp {
+	u16 sport;		/* network byte order */
+	u16 dport;		/* network byte order */
+	u32 seq;
+	u32 ack;
+	u32 end_seq;		/* seq + payload + SYN + FIN */
+	u32 payload;		/* bytes of data */
+	u16 hdr_len;		/* doff * 4 */
+	u16 win;		/* raw window field */
+	u8 flags;		/* byte 13 */
+};
+
+/* What the TCP options of an outgoing segment say. */
+struct rn_tcpopts {
+	int wscale;		/* window scale option, or -1 */
+	bool sack;		/* a SACK block above the ACK */
+	u32 sack_high;		/* highest right edge of those blocks */
+};
+
+/* Why the origin hook leaves a data packet alone. */
+enum rn_origin_action {
+	RN_ORIGIN_STAMP,
+	RN_ORIGIN_SKIP_OPTS,	/* already carries IP options */
+	RN_ORIGIN_SKIP_MTU,	/* 12 more bytes would exceed the MTU */
+};
+
+/* Sequence numbers wrap: before()/after() of include/net/tcp.h. */
+static inline bool rn_seq_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+static inline bool rn_seq_after(u32 a, u32 b)
+{
+	return rn_seq_before(b, a);
+}
+
+static inline bool rn_range_empty(const struct rn_range *r)
+{
+	return !rn_seq_before(r->start, r->end);
+}
+
+/* Range sets. */
+void rn_rset_init(struct rn_rset *s, enum rn_overflow overflow);
+bool rn_rset_has(const struct rn_rset *s, u32 seq);
+void rn_rset_add(struct rn_rset *s, const struct rn_range *r);
+void rn_rset_sub(struct rn_rset *s, const struct rn_range *r);
+void rn_rset_add_except(struct rn_rset *s, const struct rn_range *r,
+			const struct rn_rset *except);
+void rn_rset_prune(struct rn_rset *s, u32 seq);
+
+/* The receiver (§IV, §IV-A). */
+void rn_recv_init(struct rn_recv *st, u32 rcv_nxt, u32 wnd, u8 wscale);
+void rn_recv_set_high(struct rn_recv *st, u32 high);
+enum rn_data_result rn_recv_data(struct rn_recv *st,
+				 const struct rn_range *seg,
+				 const struct rn_evidence *ev);
+void rn_recv_fin(struct rn_recv *st, u32 fin_end);
+enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd);
+bool rn_recv_done(const struct rn_recv *st);
+u32 rn_recv_overflows(const struct rn_recv *st);
+
+/* Parsers and the EPDN option. */
+int rn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, struct rn_ip *ip);
+int rn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len, struct rn_tcp *t);
+void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack,
+		      struct rn_tcpopts *o);
+int rn_ipopt_find(const u8 *opts, u32 len);
+int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o);
+enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
+				   bool require_host,
+				   struct rn_evidence *ev);
+void rn_epdn_encode_empty(u8 *buf, u8 ttl);
+enum rn_origin_action rn_origin_decide(u32 hdr_len, u32 seg_len, u32 mtu);
+
+#endif /* SATNET_RN_RECV_CORE_H */

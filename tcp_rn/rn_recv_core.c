@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RN-TCP receiver core: the drop list, the reorder list and the ACK
+ * decision of seed 001 §IV and §IV-A, and the header parsers of the host
+ * hooks.  Plain C: include/satnet/rn_recv_core.h explains the types, and
+ * docs/rn-tcp.md maps each case of §IV to rn_recv_data().
+ */
+#include <satnet/rn_recv_core.h>
+
+/* ---- ranges ---- */
+
+static u32 rn_seq_min(u32 a, u32 b)
+{
+	return rn_seq_before(a, b) ? a : b;
+}
+
+static u32 rn_seq_max(u32 a, u32 b)
+{
+	return rn_seq_before(a, b) ? b : a;
+}
+
+static struct rn_range rn_range_make(u32 start, u32 end)
+{
+	struct rn_range r = { .start = start, .end = end };
+
+	return r;
+}
+
+/* The part of @r inside [lo, hi): empty when they do not meet. */
+static struct rn_range rn_range_clip(const struct rn_range *r, u32 lo, u32 hi)
+{
+	struct rn_range c = rn_range_make(rn_seq_max(r->start, lo),
+					  rn_seq_min(r->end, hi));
+
+	if (rn_range_empty(&c))
+		c.end = c.start;
+	return c;
+}
+
+/* ---- range sets: sorted, disjoint, non-adjacent ---- */
+
+void rn_rset_init(struct rn_rset *s, enum rn_overflow overflow)
+{
+	memset(s, 0, sizeof(*s));
+	s->overflow = (u8)overflow;
+}
+
+bool rn_rset_has(const struct rn_rset *s, u32 seq)
+{
+	u32 i;
+
+	for (i = 0; i < s->n; i++)
+		if (!rn_seq_before(seq, s->r[i].start) &&
+		    rn_seq_before(seq, s->r[i].end))
+			return true;
+	return false;
+}
+
+/* Remove @count ranges from index @i on. */
+static void rn_rset_cut(struct rn_rset *s, u32 i, u32 count)
+{
+	memmove(&s->r[i], &s->r[i + count],
+		(s->n - i - count) * sizeof(s->r[0]));
+	s->n -= count;
+}
+
+/* Insert @r at index @i; the array has one spare slot for this. */
+static void rn_rset_put(struct rn_rset *s, u32 i, const struct rn_range *r)
+{
+	memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(s->r[0]));
+	s->r[i] = *r;
+	s->n++;
+}
+
+/* Index of the first of the two ranges with the smallest gap between. */
+static u32 rn_rset_closest(const struct rn_rset *s)
+{
+	u32 i, best = 0, best_gap = ~0U;
+
+	for (i = 0; i + 1 < s->n; i++) {
+		u32 gap = s->r[i + 1].start - s->r[i].end;
+
+		if (gap < best_gap) {
+			best_gap = gap;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* Apply the cap: forget the highest range, or merge the closest two. */
+static void rn_rset_fit(struct rn_rset *s)
+{
+	u32 i;
+
+	while (s->n > RN_RANGES_MAX) {
+		s->overflows++;
+		if (s->overflow == RN_OVF_DROP_HIGH) {
+			s->n--;
+			continue;
+		}
+		i = rn_rset_closest(s);
+		s->r[i].end = s->r[i + 1].end;
+		rn_rset_cut(s, i + 1, 1);
+	}
+}
+
+/* Add @r, merging every range it overlaps or touches. */
+void rn_rset_add(struct rn_rset *s, const struct rn_range *r)
+{
+	struct rn_range m = *r;
+	u32 i = 0, j;
+
+	if (rn_range_empty(r))
+		return;
+	while (i < s->n && rn_seq_before(s->r[i].end, m.start))
+		i++;
+	for (j = i; j < s->n && !rn_seq_after(s->r[j].start, m.end); j++) {
+		m.start = rn_seq_min(m.start, s->r[j].start);
+		m.end = rn_seq_max(m.end, s->r[j].end);
+	}
+	rn_rset_cut(s, i, j - i);
+	rn_rset_put(s, i, &m);
+	rn_rset_fit(s);
+}
+
+/* Remove @r; a range that strictly contains it splits in two. */
+void rn_rset_sub(struct rn_rset *s, const struct rn_range *r)
+{
+	u32 i = 0;
+
+	if (rn_range_empty(r))
+		return;
+	while (i < s->n && rn_seq_before(s->r[i].start, r->end)) {
+		struct rn_range x = s->r[i], piece;
+
+		if (!rn_seq_after(x.end, r->start)) {
+			i++;
+			continue;
+		}
+		rn_rset_cut(s, i, 1);
+		if (rn_seq_before(x.start, r->start)) {
+			piece = rn_range_make(x.start, r->start);
+			rn_rset_put(s, i++, &piece);
+		}
+		if (rn_seq_before(r->end, x.end)) {
+			piece = rn_range_make(r->end, x.end);
+			rn_rset_put(s, i++, &piece);
+		}
+	}
+	rn_rset_fit(s);
+}
+
+/* Add the parts of @r that @except does not hold (@s != @except). */
+void rn_rset_add_except(struct rn_rset *s, const struct rn_range *r,
+			const struct rn_rset *except)
+{
+	struct rn_range cur = *r, piece;
+	u32 i;
+
+	for (i = 0; i < except->n && !rn_range_empty(&cur); i++) {
+		const struct rn_range *x = &except->r[i];
+
+		if (!rn_seq_before(x->start, cur.end))
+			break;
+		if (!rn_seq_after(x->end, cur.start))
+			continue;
+		piece = rn_range_make(cur.start, x->start);
+		rn_rset_add(s, &piece);
+		cur.start = rn_seq_max(cur.start, x->end);
+	}
+	rn_rset_add(s, &cur);
+}
+
+/* Forget everything before @seq. */
+void rn_rset_prune(struct rn_rset *s, u32 seq)
+{
+	u32 i = 0;
+
+	while (i < s->n && !rn_seq_after(s->r[i].end, seq))
+		i++;
+	rn_rset_cut(s, 0, i);
+	if (s->n && rn_seq_before(s->r[0].start, seq))
+		s->r[0].start = seq;
+}
+
+/* ---- the receiver (seed 001 §IV, §IV-A) ---- */
+
+static u32 rn_wnd_clamp(u32 wnd)
+{
+	return wnd > RN_WINDOW_MAX ? RN_WINDOW_MAX : wnd;
+}
+
+/*
+ * A flow starts at the ACK that created it: everything before @rcv_nxt
+ * arrived, nothing above it is known yet (Q is empty at rcv_nxt).
+ */
+void rn_recv_init(struct rn_recv *st, u32 rcv_nxt, u32 wnd, u8 wscale)
+{
+	memset(st, 0, sizeof(*st));
+	st->rcv_nxt = rcv_nxt;
+	st->rcv_right = rcv_nxt + rn_wnd_clamp(wnd);
+	st->q_start = rcv_nxt;
+	st->q_end = rcv_nxt;
+	st->wscale = wscale > RN_WSCALE_MAX ? RN_WSCALE_MAX : wscale;
+	rn_rset_init(&st->drop, RN_OVF_COARSEN);
+	rn_rset_init(&st->reorder, RN_OVF_DROP_HIGH);
+}
+
+/*
+ * Data above the in-order point arrived before the state existed (the
+ * SACK blocks of the ACK that created it): Q starts at its top, and the
+ * holes below stay unclassified.
+ */
+void rn_recv_set_high(struct rn_recv *st, u32 high)
+{
+	if (rn_seq_after(high, st->q_end) && !rn_seq_after(high, st->rcv_right)) {
+		st->q_start = high;
+		st->q_end = high;
+	}
+}
+
+/*
+ * Accept a segment that starts inside the window we advertised, or below
+ * it (a duplicate still carries evidence); trim what lies beyond it.  A
+ * forged segment far off cannot move Q.
+ */
+static bool rn_recv_window(const struct rn_recv *st, struct rn_range *p)
+{
+	u32 lo = st->rcv_nxt - RN_WINDOW_MAX;
+
+	if (rn_range_empty(p) || p->start - lo >= st->rcv_right - lo)
+		return false;
+	if (rn_seq_after(p->end, st->rcv_right))
+		p->end = st->rcv_right;
+	return true;
+}
+
+/* §III-D: a trusted option proves the path; an untrusted one disproves it. */
+static void rn_recv_learn_path(struct rn_recv *st,
+			       const struct rn_evidence *ev)
+{
+	if (ev->kind == RN_EV_EMPTY || ev->kind == RN_EV_DROPS)
+		st->flags |= RN_RF_PROVEN;
+	else if (ev->kind == RN_EV_UNTRUSTED)
+		st->flags &= ~RN_RF_PROVEN;
+}
+
+/* The dropped range P:min..P:max, clipped to the window. */
+static bool rn_recv_drops(const struct rn_recv *st,
+			  const struct rn_evidence *ev, struct rn_range *d)
+{
+	if (ev->kind != RN_EV_DROPS)
+		return false;
+	*d = rn_range_clip(&ev->drop, st->rcv_nxt, st->rcv_right);
+	return !rn_range_empty(d);
+}
+
+/*
+ * Every case of §IV with P:min/P:max: the dropped range leaves the reorder
+ * list and enters the drop list, except the packets that did arrive (P:n
+ * and Q:n: "P:min to P:n - 1 and P:n + 1 to P:max").
+ */
+static void rn_recv_note_drops(struct rn_recv *st, const struct rn_range *d,
+			       const struct rn_range *p,
+			       const struct rn_range *q)
+{
+	rn_rset_sub(&st->reorder, d);
+	rn_rset_add(&st->drop, d);
+	rn_rset_sub(&st->drop, p);
+	rn_rset_sub(&st->drop, q);
+}
+
+/* A gap "is probably reordered" unless the drop list holds it (§IV). */
+static void rn_recv_reordered(struct rn_recv *st, u32 start, u32 end)
+{
+	struct rn_range g = rn_range_make(start, end);
+
+	g = rn_range_clip(&g, st->rcv_nxt, st->rcv_right);
+	rn_rset_add_except(&st->reorder, &g, &st->drop);
+}
+
+/*
+ * The gaps §IV adds to the reorder list; the dropped range @d (if any) is
+ * already in the drop list and so is skipped:
+ *   P:n > Q:n            the gap Q:n + 1 .. P:n - 1 (all six cases);
+ *   P:n < Q:n, D above Q the gap Q:n + 1 .. P:min - 1;
+ *   P:n < Q:n, D below P the gap P:max + 1 .. P:n - 1;
+ *   P:n < Q:n otherwise  none: P filled a hole.
+ */
+static void rn_recv_gaps(struct rn_recv *st, const struct rn_range *p,
+			 const struct rn_range *d)
+{
+	if (rn_seq_after(p->end, st->q_end)) {
+		rn_recv_reordered(st, st->q_end, p->start);
+		return;
+	}
+	if (!d)
+		return;
+	if (!rn_seq_before(d->start, st->q_end))
+		rn_recv_reordered(st, st->q_end, d->start);
+	else if (!rn_seq_after(d->end, p->start))
+		rn_recv_reordered(st, d->end, p->start);
+}
+
+/* Q is the highest segment received. */
+static void rn_recv_advance(struct rn_recv *st, const struct rn_range *p)
+{
+	if (rn_seq_after(p->end, st->q_end)) {
+		st->q_start = p->start;
+		st->q_end = p->end;
+	}
+}
+
+/*
+ * One data segment @seg = [seq, end_seq) with its evidence (§IV).  On a
+ * proven path the gaps it reveals go to the reorder list and its dropped
+ * range to the drop list; on an unproven path only Q moves, and no gap is
+ * called reordered.
+ *
+ * §IV first deletes P:n from both lists.  Its bytes leave the drop list
+ * here, but stay in the reorder list until the ACK passes them: the hook
+ * sees a segment before TCP does, and an ACK that TCP built before it
+ * processed P (socket backlog, another CPU) still names P's hole, which
+ * the seed's receiver would have called reordered at that moment.
+ */
+enum rn_data_result rn_recv_data(struct rn_recv *st,
+				 const struct rn_range *seg,
+				 const struct rn_evidence *ev)
+{
+	struct rn_range p = *seg, q, d;
+	bool drops;
+
+	if (!rn_recv_window(st, &p))
+		return RN_DATA_OUTSIDE;
+	rn_recv_learn_path(st, ev);
+	rn_rset_sub(&st->drop, &p);
+	if (!(st->flags & RN_RF_PROVEN)) {
+		rn_recv_advance(st, &p);
+		return RN_DATA_UNPROVEN;
+	}
+	q = rn_range_make(st->q_start, st->q_end);
+	drops = rn_recv_drops(st, ev, &d);
+	if (drops)
+		rn_recv_note_drops(st, &d, &p, &q);
+	rn_recv_gaps(st, &p, drops ? &d : NULL);
+	rn_recv_advance(st, &p);
+	return RN_DATA_CLASSIFIED;
+}
+
+/* The peer's FIN arrived: the flow ends once it is acknowledged. */
+void rn_recv_fin(struct rn_recv *st, u32 fin_end)
+{
+	st->flags |= RN_RF_FIN;
+	st->fin_end = fin_end;
+}
+
+/* The in-order point moved: what lies before it is history. */
+static void rn_recv_advance_ack(struct rn_recv *st, u32 ack)
+{
+	st->rcv_nxt = ack;
+	rn_rset_prune(&st->drop, ack);
+	rn_rset_prune(&st->reorder, ack);
+	if (rn_seq_after(ack, st->q_end)) {
+		st->q_start = ack;
+		st->q_end = ack;
+	}
+}
+
+/*
+ * §IV-A: the first missing byte after the in-order point is the ACK
+ * number.  Reordered: set the drop-negative bit.  Dropped or unknown:
+ * leave it clear.  Both bullets of §IV-A reduce to this test; the first
+ * one (no out-of-order data left) is the case ack == Q:n + 1.
+ */
+static enum rn_mark rn_recv_mark(const struct rn_recv *st, u32 ack)
+{
+	if (rn_rset_has(&st->reorder, ack))
+		return RN_MARK_REORDER;
+	if (rn_rset_has(&st->drop, ack))
+		return RN_MARK_DROP;
+	if (!rn_seq_before(ack, st->q_end))
+		return RN_MARK_INORDER;
+	return RN_MARK_UNKNOWN;
+}
+
+/* An ACK we send: @ack and the window @wnd in bytes (already scaled). */
+enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd)
+{
+	u32 right = ack + rn_wnd_clamp(wnd);
+
+	if (rn_seq_after(ack, st->rcv_nxt))
+		rn_recv_advance_ack(st, ack);
+	if (rn_seq_after(right, st->rcv_right))
+		st->rcv_right = right;
+	return rn_recv_mark(st, ack);
+}
+
+/* Everything up to and including the peer's FIN was acknowledged. */
+bool rn_recv_done(const struct rn_recv *st)
+{
+	return (st->flags & RN_RF_FIN) &&
+	       !rn_seq_before(st->rcv_nxt, st->fin_end);
+}
+
+u32 rn_recv_overflows(const struct rn_recv *st)
+{
+	return st->drop.overflows + st->reorder.overflows;
+}
+
+/* ---- parsers ---- */
+
+static u32 rn_get_be32(const u8 *p)
+{
+	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
+}
+
+static u16 rn_get_be16(const u8 *p)
+{
+	return (u16)(p[0] << 8 | p[1]);
+}
+
+/*
+ * Check an IPv4 header copied into @hdr (@caplen bytes, up to 60) of a
+ * packet with @avail bytes from the IP header on.
+ */
+int rn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, struct rn_ip *ip)
+{
+	if (caplen < EPDN_IPV4_HDR_MIN || hdr[0] >> 4 != 4)
+		return RN_EBADMSG;
+	ip->hdr_len = (hdr[0] & 0x0f) * 4;
+	if (ip->hdr_len < EPDN_IPV4_HDR_MIN || ip->hdr_len > caplen)
+		return RN_EBADMSG;
+	ip->tot_len = rn_get_be16(hdr + 2);
+	if (ip->tot_len < ip->hdr_len || ip->tot_len > avail)
+		return RN_EBADMSG;
+	ip->frag = (rn_get_be16(hdr + 6) & 0x3fff) != 0;
+	ip->ttl = hdr[8];
+	ip->proto = hdr[9];
+	memcpy(&ip->saddr, hdr + 12, 4);
+	memcpy(&ip->daddr, hdr + 16, 4);
+	return RN_OK;
+}
+
+/* Check a TCP header (@caplen bytes copied) of a segment of @l4_len bytes. */
+int rn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len, struct rn_tcp *t)
+{
+	if (caplen < RN_TCP_HDR_MIN || l4_len < RN_TCP_HDR_MIN)
+		return RN_EBADMSG;
+	t->hdr_len = (th[12] >> 4) * 4;
+	if (t->hdr_len < RN_TCP_HDR_MIN || t->hdr_len > l4_len ||
+	    t->hdr_len > caplen)
+		return RN_EBADMSG;
+	memcpy(&t->sport, th, 2);
+	memcpy(&t->dport, th + 2, 2);
+	t->seq = rn_get_be32(th + 4);
+	t->ack = rn_get_be32(th + 8);
+	t->flags = th[13];
+	t->win = rn_get_be16(th + 14);
+	t->payload = l4_len - t->hdr_len;
+	t->end_seq = t->seq + t->payload + !!(t->flags & RN_TCP_SYN) +
+		     !!(t->flags & RN_TCP_FIN);
+	return RN_OK;
+}
+
+/* SACK blocks (RFC 2018): remember the highest right edge above the ACK. */
+static void rn_parse_sack(const u8 *b, u32 len, struct rn_tcpopts *o)
+{
+	u32 i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		u32 right = rn_get_be32(b + i + 4);
+
+		if (rn_seq_after(right, o->sack_high)) {
+			o->sack_high = right;
+			o->sack = true;
+		}
+	}
+}
+
+/* Walk TCP options (@len bytes after the fixed header) of a segment. */
+void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
+{
+	u32 i = 0;
+
+	o->wscale = -1;
+	o->sack = false;
+	o->sack_high = ack;
+	while (i < len) {
+		u8 kind = opts[i], olen;
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len)
+			break;
+		olen = opts[i + 1];
+		if (olen < 2 || olen > len - i)
+			break;
+		if (kind == 3 && olen == 3)
+			o->wscale = opts[i + 2] > RN_WSCALE_MAX ?
+				    RN_WSCALE_MAX : opts[i + 2];
+		else if (kind == 5)
+			rn_parse_sack(opts + i + 2, olen - 2u, o);
+		i += olen;
+	}
+}
+
+/*
+ * Walk an IPv4 option list (RFC 791): the offset of the EPDN option,
+ * RN_ENOENT, or RN_EBADMSG when a length is inconsistent.
+ */
+int rn_ipopt_find(const u8 *opts, u32 len)
+{
+	u32 i = 0;
+
+	while (i < len) {
+		u8 type = opts[i], olen;
+
+		if (type == EPDN_IPOPT_EOL)
+			return RN_ENOENT;
+		if (type == EPDN_IPOPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len)
+			return RN_EBADMSG;
+		olen = opts[i + 1];
+		if (olen < 2 || olen > len - i)
+			return RN_EBADMSG;
+		if (type == EPDN_OPT_TYPE)
+			return olen == EPDN_OPT_LEN ? (int)i : RN_EBADMSG;
+		i += olen;
+	}
+	return RN_ENOENT;
+}
+
+int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o)
+{
+	if (len < EPDN_OPT_LEN || buf[EPDN_OFF_TYPE] != EPDN_OPT_TYPE ||
+	    buf[EPDN_OFF_LEN] != EPDN_OPT_LEN ||
+	    buf[EPDN_OFF_VERFLAGS] >> EPDN_VER_SHIFT != EPDN_VERSION)
+		return RN_EBADMSG;
+	o->ttl = buf[EPDN_OFF_TTL];
+	o->flags = buf[EPDN_OFF_VERFLAGS] & EPDN_FLAGS_MASK;
+	o->min = rn_get_be32(buf + EPDN_OFF_MIN);
+	o->max = rn_get_be32(buf + EPDN_OFF_MAX);
+	return RN_OK;
+}
+
+/*
+ * What a data packet's header (@hdr, checked into @ip) tells the receiver
+ * (§III-D): the option is proof only when EPDN-TTL == TTL, and, when the
+ * host requires it, when the sender started it (HOST).  EMPTY: no drop;
+ * otherwise min..max, inclusive, which must not run backwards.
+ */
+enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
+				   bool require_host, struct rn_evidence *ev)
+{
+	u32 optlen = ip->hdr_len - EPDN_IPV4_HDR_MIN;
+	struct rn_epdn o;
+	int off;
+
+	ev->kind = RN_EV_ABSENT;
+	off = rn_ipopt_find(hdr + EPDN_IPV4_HDR_MIN, optlen);
+	if (off == RN_ENOENT)
+		return RN_EVS_ABSENT;
+	ev->kind = RN_EV_UNTRUSTED;
+	if (off < 0 || rn_epdn_decode(hdr + EPDN_IPV4_HDR_MIN + off,
+				      optlen - (u32)off, &o))
+		return RN_EVS_MALFORMED;
+	if (o.ttl != ip->ttl)
+		return RN_EVS_TTL;
+	if (require_host && !(o.flags & EPDN_F_HOST))
+		return RN_EVS_NOHOST;
+	if (o.flags & EPDN_F_EMPTY) {
+		ev->kind = RN_EV_EMPTY;
+		return RN_EVS_TRUSTED;
+	}
+	if (rn_seq_before(o.max, o.min))
+		return RN_EVS_MALFORMED;
+	ev->kind = RN_EV_DROPS;
+	ev->drop = rn_range_make(o.min, o.max + 1);
+	return RN_EVS_TRUSTED;
+}
+
+/* The option a sender originates (§III-D): EPDN-TTL = TTL, no drops. */
+void rn_epdn_encode_empty(u8 *buf, u8 ttl)
+{
+	memset(buf, 0, EPDN_OPT_LEN);
+	buf[EPDN_OFF_TYPE] = EPDN_OPT_TYPE;
+	buf[EPDN_OFF_LEN] = EPDN_OPT_LEN;
+	buf[EPDN_OFF_TTL] = ttl;
+	buf[EPDN_OFF_VERFLAGS] = EPDN_VERFLAGS(EPDN_F_EMPTY | EPDN_F_HOST);
+}
+
+/*
+ * The origin stamps only a plain 20-byte header, and only when the
+ * largest segment (@seg_len, network layer) still fits the MTU.
+ */
+enum rn_origin_action rn_origin_decide(u32 hdr_len, u32 seg_len, u32 mtu)
+{
+	if (hdr_len != EPDN_IPV4_HDR_MIN)
+		return RN_ORIGIN_SKIP_OPTS;
+	if (seg_len + EPDN_OPT_LEN > mtu)
+		return RN_ORIGIN_SKIP_MTU;
+	return RN_ORIGIN_STAMP;
+}

@@ -1,0 +1,1034 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the RN-TCP receiver core (tcp_rn/rn_recv_core.c): every
+ * worked example of seed 001 §II and §IV, the ACK marking of §IV-A, range
+ * sets against a bitmap model, the caps, the window, wraparound, and the
+ * header and option parsers.
+ *
+ * The seed numbers packets.  Here packet k is the byte range
+ * [base + k * MSS, base + (k + 1) * MSS), and every example runs twice:
+ * once with base = 1000 and once with the packets straddling 2^32.
+ */
+#include "tests/unit/unit.h"
+#include "tcp_rn/rn_recv_core.c"
+
+#define MSS	1000u
+
+static u32 base;
+
+static struct rn_range pk(u32 n)
+{
+	return rn_range_make(base + n * MSS, base + (n + 1) * MSS);
+}
+
+/* Packets lo..hi inclusive. */
+static struct rn_range pks(u32 lo, u32 hi)
+{
+	return rn_range_make(pk(lo).start, pk(hi).end);
+}
+
+static u32 seq_of(u32 n)
+{
+	return pk(n).start;
+}
+
+static void print_set(const char *what, const struct rn_rset *s)
+{
+	u32 i;
+
+	fprintf(stderr, "  %s:", what);
+	for (i = 0; i < s->n; i++)
+		fprintf(stderr, " [%d, %d)",
+			(int)(s->r[i].start - base) / (int)MSS,
+			(int)(s->r[i].end - base) / (int)MSS);
+	fprintf(stderr, "\n");
+}
+
+/* Does @s hold exactly the packets listed in @pkts ("4 5 7")? */
+static int set_is(const struct rn_rset *s, const char *pkts)
+{
+	struct rn_rset want;
+	char *end;
+	u32 i;
+
+	rn_rset_init(&want, RN_OVF_COARSEN);
+	for (;;) {
+		long n = strtol(pkts, &end, 10);
+		struct rn_range r;
+
+		if (end == pkts)
+			break;
+		r = pk((u32)n);
+		rn_rset_add(&want, &r);
+		pkts = end;
+	}
+	if (want.n != s->n)
+		goto differ;
+	for (i = 0; i < s->n; i++)
+		if (want.r[i].start != s->r[i].start ||
+		    want.r[i].end != s->r[i].end)
+			goto differ;
+	return 1;
+differ:
+	print_set("have", s);
+	print_set("want", &want);
+	return 0;
+}
+
+static void add_pkts(struct rn_rset *s, const char *pkts)
+{
+	char *end;
+
+	for (;;) {
+		long n = strtol(pkts, &end, 10);
+		struct rn_range r;
+
+		if (end == pkts)
+			break;
+		r = pk((u32)n);
+		rn_rset_add(s, &r);
+		pkts = end;
+	}
+}
+
+/*
+ * A flow whose last received packet is Q:n = @q, on a proven EPDN path,
+ * with everything from packet 0 on inside the window.
+ */
+static void flow_at(struct rn_recv *st, u32 q)
+{
+	rn_recv_init(st, seq_of(0), 64 * MSS, 0);
+	st->q_start = pk(q).start;
+	st->q_end = pk(q).end;
+	st->flags |= RN_RF_PROVEN;
+}
+
+static struct rn_evidence ev_kind(enum rn_ev_kind kind)
+{
+	struct rn_evidence ev = { .kind = kind };
+
+	return ev;
+}
+
+/* A trusted option with P:min = packet @lo, P:max = packet @hi. */
+static struct rn_evidence ev_drops(u32 lo, u32 hi)
+{
+	struct rn_evidence ev = { .kind = RN_EV_DROPS, .drop = pks(lo, hi) };
+
+	return ev;
+}
+
+static enum rn_data_result rx(struct rn_recv *st, u32 n,
+			      struct rn_evidence ev)
+{
+	struct rn_range p = pk(n);
+
+	return rn_recv_data(st, &p, &ev);
+}
+
+static void check_q(const struct rn_recv *st, u32 n)
+{
+	CHECK_EQ(st->q_start, pk(n).start);
+	CHECK_EQ(st->q_end, pk(n).end);
+}
+
+/* ---- seed 001 §II ---- */
+
+/* Q:n = 2, P = <7, max 5, min 4>: 3 and 6 reordered, 4 and 5 dropped. */
+static void test_sec2_example(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	CHECK_EQ(rx(&st, 7, ev_drops(4, 5)), RN_DATA_CLASSIFIED);
+	CHECK(set_is(&st.reorder, "3 6"));
+	CHECK(set_is(&st.drop, "4 5"));
+	check_q(&st, 7);
+}
+
+/* ---- §IV: P:min and P:max NULL ---- */
+
+/* P:n = 6, Q:n = 2: 3, 4, 5 reordered (option empty, or absent). */
+static void test_null_gap_reordered(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 6, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "3 4 5"));
+	CHECK(set_is(&st.drop, ""));
+	check_q(&st, 6);
+
+	flow_at(&st, 2);
+	rx(&st, 6, ev_kind(RN_EV_ABSENT));
+	CHECK(set_is(&st.reorder, "3 4 5"));
+}
+
+/* The same gap with 3, 4, 5 in the drop list: assumed dropped. */
+static void test_null_gap_in_drop_list(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	add_pkts(&st.drop, "3 4 5");
+	rx(&st, 6, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(set_is(&st.drop, "3 4 5"));
+
+	/* Only some of them dropped: the others are reordered. */
+	flow_at(&st, 2);
+	add_pkts(&st.drop, "4");
+	rx(&st, 6, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "3 5"));
+	CHECK(set_is(&st.drop, "4"));
+}
+
+/*
+ * P:n below Q:n without drops: P fills a hole.  It leaves the drop list at
+ * once and the reorder list when the ACK passes it, so that an ACK TCP
+ * built before it processed P still calls P's hole reordered.
+ */
+static void test_null_fills_hole(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 9);
+	add_pkts(&st.reorder, "4 5 6");
+	add_pkts(&st.drop, "7 8");
+	rx(&st, 5, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "4 5 6"));
+	CHECK(set_is(&st.drop, "7 8"));
+	check_q(&st, 9);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(5), 64 * MSS), RN_MARK_REORDER);
+	CHECK(set_is(&st.reorder, "5 6"));
+	rx(&st, 7, ev_kind(RN_EV_ABSENT));
+	CHECK(set_is(&st.drop, "8"));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(7), 64 * MSS), RN_MARK_UNKNOWN);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(8), 64 * MSS), RN_MARK_DROP);
+	CHECK_EQ(st.reorder.n, 0);
+	check_q(&st, 9);
+}
+
+/* ---- §IV: P:min/P:max present, P:n > Q:n ---- */
+
+/* P:min > Q:n and P:max < P:n: P = 6, Q = 2, min 4, max 5. */
+static void test_above_min_above_q_max_below_p(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	add_pkts(&st.reorder, "4 5");	/* "if they are present, deleted" */
+	rx(&st, 6, ev_drops(4, 5));
+	CHECK(set_is(&st.reorder, "3"));
+	CHECK(set_is(&st.drop, "4 5"));
+	check_q(&st, 6);
+}
+
+/* P:min > Q:n, P:max > P:n, P:min < P:n: P = 6, Q = 2, min 4, max 7. */
+static void test_above_p_inside_drops(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	add_pkts(&st.reorder, "4 5 7");
+	rx(&st, 6, ev_drops(4, 7));
+	CHECK(set_is(&st.reorder, "3"));
+	CHECK(set_is(&st.drop, "4 5 7"));
+	check_q(&st, 6);
+}
+
+/* P:min > Q:n, P:min > P:n: P = 6, Q = 2, min 7, max 9. */
+static void test_above_drops_beyond_p(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 6, ev_drops(7, 9));
+	CHECK(set_is(&st.drop, "7 8 9"));
+	CHECK(set_is(&st.reorder, "3 4 5"));
+	check_q(&st, 6);
+}
+
+/* P:min < Q:n, P:max < P:n, P:max > Q:n: P = 6, Q = 2, min 1, max 4. */
+static void test_above_drops_around_q(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	add_pkts(&st.reorder, "3 4");
+	rx(&st, 6, ev_drops(1, 4));
+	CHECK(set_is(&st.reorder, "5"));
+	CHECK(set_is(&st.drop, "1 3 4"));
+	check_q(&st, 6);
+}
+
+/* P:min < Q:n, P:max < P:n, P:max < Q:n: P = 6, Q = 4, min 1, max 3. */
+static void test_above_drops_below_q(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 4);
+	rx(&st, 6, ev_drops(1, 3));
+	CHECK(set_is(&st.drop, "1 2 3"));
+	CHECK(set_is(&st.reorder, "5"));
+	check_q(&st, 6);
+}
+
+/* P:min < Q:n, P:max > P:n: P = 6, Q = 4, min 1, max 7. */
+static void test_above_drops_around_both(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 4);
+	add_pkts(&st.reorder, "1 2 3 5 7");
+	rx(&st, 6, ev_drops(1, 7));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(set_is(&st.drop, "1 2 3 5 7"));
+	check_q(&st, 6);
+}
+
+/* ---- §IV: P:min/P:max present, P:n < Q:n ---- */
+
+/* P:min > Q:n: P = 5, Q = 9, min 11, max 12. */
+static void test_below_drops_beyond_q(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 9);
+	rx(&st, 5, ev_drops(11, 12));
+	CHECK(set_is(&st.reorder, "10"));
+	CHECK(set_is(&st.drop, "11 12"));
+	check_q(&st, 9);
+}
+
+/* P:min < P:n, P:max > P:n, P:max > Q:n: P = 5, Q = 9, min 4, max 10. */
+static void test_below_drops_around_both(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 9);
+	add_pkts(&st.reorder, "4 6 7 8 10");
+	rx(&st, 5, ev_drops(4, 10));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(set_is(&st.drop, "4 6 7 8 10"));
+	check_q(&st, 9);
+}
+
+/* P:max < Q:n, P:max > P:n, P:min < P:n: P = 5, Q = 9, min 4, max 8. */
+static void test_below_drops_around_p(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 9);
+	add_pkts(&st.reorder, "4 6 7 8");
+	rx(&st, 5, ev_drops(4, 8));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(set_is(&st.drop, "4 6 7 8"));
+	check_q(&st, 9);
+}
+
+/* Q:n > P:max, P:min > P:n: P = 5, Q = 9, min 6, max 8. */
+static void test_below_drops_between(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 9);
+	rx(&st, 5, ev_drops(6, 8));
+	CHECK(set_is(&st.drop, "6 7 8"));
+	CHECK(set_is(&st.reorder, ""));
+	check_q(&st, 9);
+}
+
+/* P:min < Q:n, P:max < P:n: P = 5, Q = 9, min 2, max 3. */
+static void test_below_drops_below_p(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 9);
+	add_pkts(&st.reorder, "2 3");
+	rx(&st, 5, ev_drops(2, 3));
+	CHECK(set_is(&st.reorder, "4"));
+	CHECK(set_is(&st.drop, "2 3"));
+	check_q(&st, 9);
+}
+
+/* ---- §IV-A: marking ACKs ---- */
+
+static void test_mark_follows_first_hole(void)
+{
+	struct rn_recv st;
+
+	/* §II: reorder 3 6, drop 4 5, Q = 7. */
+	flow_at(&st, 2);
+	rx(&st, 7, ev_drops(4, 5));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_REORDER);
+	/* 3 arrives: the first hole is 4, dropped. */
+	rx(&st, 3, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(4), 64 * MSS), RN_MARK_DROP);
+	CHECK(set_is(&st.drop, "4 5"));
+	/* The retransmissions of 4 and 5 arrive: the first hole is 6. */
+	rx(&st, 4, ev_kind(RN_EV_EMPTY));
+	rx(&st, 5, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(6), 64 * MSS), RN_MARK_REORDER);
+	CHECK(set_is(&st.drop, ""));
+	CHECK(set_is(&st.reorder, "6"));
+	/* 6 arrives: nothing missing. */
+	rx(&st, 6, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(8), 64 * MSS), RN_MARK_INORDER);
+	CHECK_EQ(st.reorder.n, 0);
+}
+
+/* First bullet: no out-of-order data left, Q:n + 1 in the reorder list. */
+static void test_mark_after_gap_filled(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 9);
+	rx(&st, 5, ev_drops(11, 12));	/* reorder 10, drop 11 12 */
+	CHECK_EQ(rn_recv_ack(&st, seq_of(10), 64 * MSS), RN_MARK_REORDER);
+	rx(&st, 10, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(11), 64 * MSS), RN_MARK_DROP);
+}
+
+/* A hole nobody classified (path not proven) is not marked. */
+static void test_mark_unknown_hole(void)
+{
+	struct rn_recv st;
+
+	rn_recv_init(&st, seq_of(0), 64 * MSS, 0);
+	CHECK_EQ(rx(&st, 0, ev_kind(RN_EV_ABSENT)), RN_DATA_UNPROVEN);
+	CHECK_EQ(rx(&st, 3, ev_kind(RN_EV_ABSENT)), RN_DATA_UNPROVEN);
+	check_q(&st, 3);
+	CHECK_EQ(st.reorder.n, 0);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(1), 64 * MSS), RN_MARK_UNKNOWN);
+}
+
+/* ---- evidence and the path ---- */
+
+/* A TTL mismatch disproves the path: gaps are no longer reordered. */
+static void test_untrusted_stops_classification(void)
+{
+	struct rn_evidence ev;
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	CHECK_EQ(rx(&st, 4, ev_kind(RN_EV_UNTRUSTED)), RN_DATA_UNPROVEN);
+	CHECK_EQ(st.reorder.n, 0);
+	CHECK(!(st.flags & RN_RF_PROVEN));
+	check_q(&st, 4);
+	/* Absent options keep the verdict; a trusted one restores it. */
+	rx(&st, 6, ev_kind(RN_EV_ABSENT));
+	CHECK_EQ(st.reorder.n, 0);
+	rx(&st, 8, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "7"));
+	/* A trusted drop report proves the path again. */
+	flow_at(&st, 2);
+	st.flags &= ~RN_RF_PROVEN;
+	rx(&st, 3, ev_drops(5, 6));
+	CHECK(set_is(&st.drop, "5 6"));
+	CHECK(st.flags & RN_RF_PROVEN);
+	/* An untrusted option's range is ignored. */
+	flow_at(&st, 2);
+	ev = ev_drops(5, 6);
+	ev.kind = RN_EV_UNTRUSTED;
+	rx(&st, 4, ev);
+	CHECK_EQ(st.drop.n, 0);
+	CHECK_EQ(st.reorder.n, 0);
+}
+
+/* ---- the window ---- */
+
+static void test_window_bounds_state(void)
+{
+	struct rn_recv st;
+	struct rn_range p;
+	struct rn_evidence ev;
+
+	rn_recv_init(&st, seq_of(0), 10 * MSS, 0);
+	st.flags |= RN_RF_PROVEN;
+	/* A segment beyond the window is ignored: Q stays. */
+	CHECK_EQ(rx(&st, 10, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+	CHECK_EQ(rx(&st, 5000000, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+	CHECK_EQ(st.q_end, seq_of(0));
+	/* Half out: trimmed to the window. */
+	p = pks(8, 12);
+	ev = ev_kind(RN_EV_EMPTY);
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_CLASSIFIED);
+	CHECK_EQ(st.q_end, seq_of(10));
+	CHECK(set_is(&st.reorder, "0 1 2 3 4 5 6 7"));
+	/* A dropped range is clipped to the window, both ends. */
+	rn_recv_init(&st, seq_of(4), 4 * MSS, 0);
+	st.flags |= RN_RF_PROVEN;
+	p = pk(4);
+	ev = ev_drops(0, 100);
+	rn_recv_data(&st, &p, &ev);
+	CHECK(set_is(&st.drop, "5 6 7"));
+	/* A duplicate below the window still carries evidence. */
+	rn_recv_init(&st, seq_of(4), 8 * MSS, 0);
+	st.flags |= RN_RF_PROVEN;
+	st.q_start = seq_of(5);
+	st.q_end = seq_of(6);
+	CHECK_EQ(rx(&st, 1, ev_drops(8, 9)), RN_DATA_CLASSIFIED);
+	CHECK(set_is(&st.drop, "8 9"));
+	CHECK(set_is(&st.reorder, "6 7"));
+	/* A zero window admits nothing. */
+	rn_recv_init(&st, seq_of(0), 0, 0);
+	CHECK_EQ(rx(&st, 0, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+}
+
+/* ACKs move the in-order point and the right edge, and prune the lists. */
+static void test_ack_prunes_and_slides(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 7, ev_drops(4, 5));		/* reorder 3 6, drop 4 5 */
+	rn_recv_ack(&st, seq_of(3) + 500, 64 * MSS);
+	CHECK_EQ(st.reorder.r[0].start, seq_of(3) + 500);
+	rn_recv_ack(&st, seq_of(5), 64 * MSS);
+	CHECK(set_is(&st.drop, "5"));
+	CHECK(set_is(&st.reorder, "6"));
+	/* An old ACK changes nothing. */
+	rn_recv_ack(&st, seq_of(1), 0);
+	CHECK_EQ(st.rcv_nxt, seq_of(5));
+	CHECK_EQ(st.rcv_right, seq_of(5) + 64 * MSS);
+	/* The right edge never moves back; past Q the ACK drags Q along. */
+	rn_recv_ack(&st, seq_of(20), 10 * MSS);
+	CHECK_EQ(st.rcv_right, seq_of(5) + 64 * MSS);
+	CHECK_EQ(st.q_end, seq_of(20));
+	CHECK_EQ(st.drop.n + st.reorder.n, 0);
+	rn_recv_ack(&st, seq_of(60), 10 * MSS);
+	CHECK_EQ(st.rcv_right, seq_of(70));
+	/* Windows beyond RFC 7323's limit are clamped. */
+	rn_recv_ack(&st, seq_of(60), 0xffffffffu);
+	CHECK_EQ(st.rcv_right, seq_of(60) + RN_WINDOW_MAX);
+}
+
+static void test_fin_ends_flow(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rn_recv_fin(&st, seq_of(5) + 1);
+	CHECK(!rn_recv_done(&st));
+	rn_recv_ack(&st, seq_of(5), 64 * MSS);
+	CHECK(!rn_recv_done(&st));
+	rn_recv_ack(&st, seq_of(5) + 1, 64 * MSS);
+	CHECK(rn_recv_done(&st));
+}
+
+/* SACK blocks of the ACK that created a flow set Q. */
+static void test_set_high(void)
+{
+	struct rn_recv st;
+
+	rn_recv_init(&st, seq_of(0), 64 * MSS, 0);
+	rn_recv_set_high(&st, seq_of(9));
+	CHECK_EQ(st.q_end, seq_of(9));
+	rn_recv_set_high(&st, seq_of(200));	/* beyond the window */
+	CHECK_EQ(st.q_end, seq_of(9));
+	st.flags |= RN_RF_PROVEN;
+	rx(&st, 11, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "9 10"));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(0), 64 * MSS), RN_MARK_UNKNOWN);
+}
+
+/* ---- caps ---- */
+
+static void test_reorder_cap_forgets_highest(void)
+{
+	struct rn_recv st;
+	u32 i;
+
+	rn_recv_init(&st, seq_of(0), 1000 * MSS, 0);
+	st.flags |= RN_RF_PROVEN;
+	for (i = 0; i < 2 * RN_RANGES_MAX; i++)
+		rx(&st, 2 * i + 1, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(st.reorder.n, RN_RANGES_MAX);
+	CHECK_EQ(st.reorder.overflows, RN_RANGES_MAX);
+	CHECK(rn_rset_has(&st.reorder, seq_of(0)));
+	CHECK(rn_rset_has(&st.reorder, seq_of(2 * RN_RANGES_MAX - 2)));
+	CHECK(!rn_rset_has(&st.reorder, seq_of(2 * RN_RANGES_MAX)));
+	/* A forgotten hole is not marked. */
+	CHECK_EQ(rn_recv_mark(&st, seq_of(2 * RN_RANGES_MAX)), RN_MARK_UNKNOWN);
+	CHECK_EQ(rn_recv_overflows(&st), RN_RANGES_MAX);
+}
+
+static void test_drop_cap_coarsens(void)
+{
+	struct rn_rset s;
+	struct rn_range r;
+	u32 i;
+
+	rn_rset_init(&s, RN_OVF_COARSEN);
+	for (i = 0; i < 3 * RN_RANGES_MAX; i++) {
+		r = rn_range_make(seq_of(3 * i), seq_of(3 * i) + 10 + i);
+		rn_rset_add(&s, &r);
+	}
+	CHECK_EQ(s.n, RN_RANGES_MAX);
+	CHECK(s.overflows > 0);
+	/* Every dropped byte is still in the list. */
+	for (i = 0; i < 3 * RN_RANGES_MAX; i++) {
+		CHECK(rn_rset_has(&s, seq_of(3 * i)));
+		CHECK(rn_rset_has(&s, seq_of(3 * i) + 9 + i));
+	}
+}
+
+/* ---- range sets against a bitmap model ---- */
+
+#define MODEL_BYTES	4096u
+
+static u32 rnd_state = 12345;
+
+static u32 rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return rnd_state >> 8;
+}
+
+static int rset_sane(const struct rn_rset *s)
+{
+	u32 i;
+
+	if (s->n > RN_RANGES_MAX)
+		return 0;
+	for (i = 0; i < s->n; i++) {
+		if (rn_range_empty(&s->r[i]))
+			return 0;
+		if (i && !rn_seq_after(s->r[i].start, s->r[i - 1].end))
+			return 0;
+	}
+	return 1;
+}
+
+static void test_rset_model(void)
+{
+	static u8 model[MODEL_BYTES];
+	struct rn_rset s, ex;
+	u32 op, i, bad = 0;
+
+	rn_rset_init(&s, RN_OVF_DROP_HIGH);
+	rn_rset_init(&ex, RN_OVF_DROP_HIGH);
+	memset(model, 0, sizeof(model));
+	for (op = 0; op < 20000; op++) {
+		u32 a = rnd() % MODEL_BYTES, len = rnd() % 200;
+		struct rn_range r;
+
+		if (a + len > MODEL_BYTES)
+			len = MODEL_BYTES - a;
+		r = rn_range_make(base + a, base + a + len);
+		switch (rnd() % 5) {
+		case 0:
+		case 1:
+			rn_rset_add(&s, &r);
+			memset(model + a, 1, len);
+			break;
+		case 2:
+			rn_rset_sub(&s, &r);
+			memset(model + a, 0, len);
+			break;
+		case 3:
+			rn_rset_init(&ex, RN_OVF_DROP_HIGH);
+			r.end = r.start + len / 2;
+			rn_rset_add(&ex, &r);
+			r = rn_range_make(base + a, base + a + len);
+			rn_rset_add_except(&s, &r, &ex);
+			for (i = a + len / 2; i < a + len; i++)
+				model[i] = 1;
+			break;
+		default:
+			rn_rset_prune(&s, base + a);
+			memset(model, 0, a);
+			break;
+		}
+		if (!rset_sane(&s))
+			bad++;
+		/* Without overflow the set equals the model; resync after. */
+		if (s.overflows) {
+			memset(model, 0, sizeof(model));
+			for (i = 0; i < MODEL_BYTES; i++)
+				model[i] = rn_rset_has(&s, base + i);
+			s.overflows = 0;
+			continue;
+		}
+		for (i = 0; i < MODEL_BYTES; i += 7)
+			if (model[i] != rn_rset_has(&s, base + i))
+				bad++;
+	}
+	CHECK_EQ(bad, 0);
+}
+
+/* Random segments, evidence and ACKs: state stays bounded and sane. */
+static void test_receiver_fuzz(void)
+{
+	struct rn_recv st;
+	u32 op, bad = 0, ack = seq_of(0);
+
+	rn_recv_init(&st, ack, 200 * MSS, 7);
+	for (op = 0; op < 50000; op++) {
+		struct rn_range p;
+		struct rn_evidence ev = { .kind = rnd() % 4 };
+		u32 k;
+
+		if (rnd() % 4 == 0) {
+			ack += rnd() % (3 * MSS);
+			rn_recv_ack(&st, ack, rnd() % (400 * MSS));
+			continue;
+		}
+		k = rnd() % 300;
+		p = rn_range_make(ack + k * 500 - 20000,
+				  ack + k * 500 - 20000 + rnd() % 3000);
+		if (rnd() % 50 == 0)
+			p.start = rnd() << 8;	/* forged */
+		ev.drop.start = ack + (rnd() % 400) * 500 - 40000;
+		ev.drop.end = ev.drop.start + rnd() % 20000;
+		rn_recv_data(&st, &p, &ev);
+		if (!rset_sane(&st.drop) || !rset_sane(&st.reorder))
+			bad++;
+		if (st.drop.n && (rn_seq_before(st.drop.r[0].start, st.rcv_nxt) ||
+				  rn_seq_after(st.drop.r[st.drop.n - 1].end,
+					       st.rcv_right)))
+			bad++;
+		if (st.reorder.n &&
+		    (rn_seq_before(st.reorder.r[0].start, st.rcv_nxt) ||
+		     rn_seq_after(st.reorder.r[st.reorder.n - 1].end,
+				  st.rcv_right)))
+			bad++;
+		if (rn_seq_after(st.q_end, st.rcv_right) ||
+		    st.rcv_right - st.rcv_nxt > RN_WINDOW_MAX)
+			bad++;
+	}
+	CHECK_EQ(bad, 0);
+}
+
+/* ---- range set edges ---- */
+
+static void test_rset_edges(void)
+{
+	struct rn_rset s;
+	struct rn_range r;
+
+	rn_rset_init(&s, RN_OVF_DROP_HIGH);
+	add_pkts(&s, "1 2 3 5");
+	CHECK(set_is(&s, "1 2 3 5"));
+	CHECK_EQ(s.n, 2);
+	add_pkts(&s, "4");		/* touching ranges merge */
+	CHECK_EQ(s.n, 1);
+	r = pk(3);
+	rn_rset_sub(&s, &r);		/* split */
+	CHECK(set_is(&s, "1 2 4 5"));
+	r = pks(0, 1);
+	rn_rset_sub(&s, &r);		/* trim the left edge */
+	CHECK(set_is(&s, "2 4 5"));
+	r = rn_range_make(seq_of(5), seq_of(5));
+	rn_rset_add(&s, &r);		/* empty: no-op */
+	rn_rset_sub(&s, &r);
+	CHECK(set_is(&s, "2 4 5"));
+	CHECK(!rn_rset_has(&s, seq_of(6)));
+	CHECK(rn_rset_has(&s, seq_of(6) - 1));
+	rn_rset_prune(&s, seq_of(4) + 1);
+	CHECK_EQ(s.n, 1);
+	CHECK_EQ(s.r[0].start, seq_of(4) + 1);
+}
+
+/* ---- parsers ---- */
+
+static void put16(u8 *p, u32 v)
+{
+	p[0] = (u8)(v >> 8);
+	p[1] = (u8)v;
+}
+
+static void put32(u8 *p, u32 v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+/* An IPv4 header with @opts (padded by the caller to a multiple of 4). */
+static u32 mk_ip(u8 *h, u8 ttl, const u8 *opts, u32 optlen, u32 payload)
+{
+	u32 hl = 20 + optlen;
+
+	memset(h, 0, 60);
+	h[0] = 0x40 | (u8)(hl / 4);
+	put16(h + 2, hl + payload);
+	h[8] = ttl;
+	h[9] = 6;
+	h[12] = 10;
+	h[15] = 1;
+	h[16] = 10;
+	h[19] = 2;
+	memcpy(h + 20, opts, optlen);
+	return hl;
+}
+
+static void mk_epdn(u8 *o, u8 ettl, u8 flags, u32 lo, u32 hi)
+{
+	o[0] = EPDN_OPT_TYPE;
+	o[1] = EPDN_OPT_LEN;
+	o[2] = ettl;
+	o[3] = EPDN_VERFLAGS(flags);
+	put32(o + 4, lo);
+	put32(o + 8, hi);
+}
+
+static enum rn_ev_status evidence_of(const u8 *opts, u32 optlen, u8 ttl,
+				     bool require_host, struct rn_evidence *ev)
+{
+	u8 h[60];
+	struct rn_ip ip;
+	u32 hl = mk_ip(h, ttl, opts, optlen, 100);
+
+	if (rn_parse_ipv4(h, hl, hl + 100, &ip))
+		return 99;
+	return rn_epdn_evidence(h, &ip, require_host, ev);
+}
+
+static void test_ipopt_walk(void)
+{
+	u8 o[40];
+
+	memset(o, 0, sizeof(o));
+	CHECK_EQ(rn_ipopt_find(o, 0), RN_ENOENT);
+	CHECK_EQ(rn_ipopt_find(o, 4), RN_ENOENT);		/* EOL */
+	o[0] = 1;
+	o[1] = 1;
+	mk_epdn(o + 2, 64, 0, 1, 2);
+	CHECK_EQ(rn_ipopt_find(o, 16), 2);			/* NOP NOP */
+	o[0] = 7;						/* RR */
+	o[1] = 7;
+	o[2] = 4;
+	mk_epdn(o + 7, 64, 0, 1, 2);
+	CHECK_EQ(rn_ipopt_find(o, 20), 7);
+	o[1] = 40;						/* past end */
+	CHECK_EQ(rn_ipopt_find(o, 20), RN_EBADMSG);
+	o[1] = 1;						/* < 2 */
+	CHECK_EQ(rn_ipopt_find(o, 20), RN_EBADMSG);
+	o[0] = 7;
+	o[1] = 7;
+	o[8] = 8;						/* EPDN length 8 */
+	CHECK_EQ(rn_ipopt_find(o, 20), RN_EBADMSG);
+	o[0] = 0x44;						/* type, no len */
+	CHECK_EQ(rn_ipopt_find(o, 1), RN_EBADMSG);
+	o[0] = 0;						/* EOL first */
+	CHECK_EQ(rn_ipopt_find(o, 20), RN_ENOENT);
+}
+
+static void test_evidence(void)
+{
+	struct rn_evidence ev;
+	u8 o[40];
+
+	memset(o, 0, sizeof(o));
+	CHECK_EQ(evidence_of(o, 0, 64, true, &ev), RN_EVS_ABSENT);
+	CHECK_EQ(ev.kind, RN_EV_ABSENT);
+	mk_epdn(o, 61, EPDN_F_EMPTY | EPDN_F_HOST, 0, 0);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
+	CHECK_EQ(ev.kind, RN_EV_EMPTY);
+	CHECK_EQ(evidence_of(o, 12, 60, true, &ev), RN_EVS_TTL);
+	CHECK_EQ(ev.kind, RN_EV_UNTRUSTED);
+	mk_epdn(o, 61, EPDN_F_HOST | EPDN_F_V2, 5000, 7999);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
+	CHECK_EQ(ev.kind, RN_EV_DROPS);
+	CHECK_EQ(ev.drop.start, 5000);
+	CHECK_EQ(ev.drop.end, 8000);
+	/* Router-originated (HOST clear): trusted only when not required. */
+	mk_epdn(o, 61, 0, 5000, 7999);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_NOHOST);
+	CHECK_EQ(ev.kind, RN_EV_UNTRUSTED);
+	CHECK_EQ(evidence_of(o, 12, 61, false, &ev), RN_EVS_TRUSTED);
+	/* Backwards range, wrong version, wrong length. */
+	mk_epdn(o, 61, EPDN_F_HOST, 8000, 5000);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_MALFORMED);
+	CHECK_EQ(ev.kind, RN_EV_UNTRUSTED);
+	mk_epdn(o, 61, EPDN_F_HOST, 1, 2);
+	o[3] = 0x21;
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_MALFORMED);
+	mk_epdn(o, 61, EPDN_F_HOST, 1, 2);
+	o[1] = 8;
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_MALFORMED);
+	/* A range ending at 2^32 - 1 wraps to an end of 0. */
+	mk_epdn(o, 61, EPDN_F_HOST, 0xfffff000u, 0xffffffffu);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
+	CHECK_EQ(ev.drop.end, 0);
+	CHECK(!rn_range_empty(&ev.drop));
+	/* Behind another option. */
+	memset(o, 0, sizeof(o));
+	o[0] = 7;
+	o[1] = 7;
+	o[2] = 4;
+	o[7] = 1;
+	mk_epdn(o + 8, 61, EPDN_F_EMPTY | EPDN_F_HOST, 0, 0);
+	CHECK_EQ(evidence_of(o, 20, 61, true, &ev), RN_EVS_TRUSTED);
+	/* Only other options. */
+	o[8] = 1;
+	o[9] = 0;
+	CHECK_EQ(evidence_of(o, 20, 61, true, &ev), RN_EVS_ABSENT);
+}
+
+static void test_parse_ipv4(void)
+{
+	u8 h[60];
+	struct rn_ip ip;
+	u8 o[12];
+	u32 hl;
+
+	mk_epdn(o, 64, EPDN_F_EMPTY, 0, 0);
+	hl = mk_ip(h, 64, o, 12, 40);
+	CHECK_EQ(rn_parse_ipv4(h, hl, hl + 40, &ip), RN_OK);
+	CHECK_EQ(ip.hdr_len, 32);
+	CHECK_EQ(ip.tot_len, 72);
+	CHECK_EQ(ip.ttl, 64);
+	CHECK_EQ(ip.proto, 6);
+	CHECK(!ip.frag);
+	CHECK_EQ(rn_parse_ipv4(h, 19, 100, &ip), RN_EBADMSG);	/* short */
+	CHECK_EQ(rn_parse_ipv4(h, 20, 100, &ip), RN_EBADMSG);	/* ihl > cap */
+	CHECK_EQ(rn_parse_ipv4(h, hl, hl + 39, &ip), RN_EBADMSG); /* tot_len */
+	h[0] = 0x44;
+	CHECK_EQ(rn_parse_ipv4(h, hl, hl + 40, &ip), RN_EBADMSG);	/* ihl 4 */
+	h[0] = 0x68;
+	CHECK_EQ(rn_parse_ipv4(h, hl, hl + 40, &ip), RN_EBADMSG);	/* v6 */
+	hl = mk_ip(h, 64, o, 0, 40);
+	put16(h + 2, 10);
+	CHECK_EQ(rn_parse_ipv4(h, hl, hl + 40, &ip), RN_EBADMSG);	/* < ihl */
+	hl = mk_ip(h, 64, o, 0, 40);
+	h[6] = 0x20;						/* MF */
+	CHECK_EQ(rn_parse_ipv4(h, hl, hl + 40, &ip), RN_OK);
+	CHECK(ip.frag);
+	h[6] = 0x40;						/* DF only */
+	rn_parse_ipv4(h, hl, hl + 40, &ip);
+	CHECK(!ip.frag);
+	h[7] = 0x01;						/* offset */
+	rn_parse_ipv4(h, hl, hl + 40, &ip);
+	CHECK(ip.frag);
+}
+
+static void test_parse_tcp(void)
+{
+	u8 th[60];
+	struct rn_tcp t;
+	struct rn_tcpopts o;
+
+	memset(th, 0, sizeof(th));
+	th[0] = 0x13;
+	th[1] = 0x89;
+	put32(th + 4, 0xfffffff0u);
+	put32(th + 8, 77);
+	th[12] = 0x80;					/* doff 8 */
+	th[13] = RN_TCP_ACK | RN_TCP_FIN;
+	put16(th + 14, 500);
+	CHECK_EQ(rn_parse_tcp(th, 32, 132, &t), RN_OK);
+	CHECK_EQ(t.hdr_len, 32);
+	CHECK_EQ(t.payload, 100);
+	CHECK_EQ(t.seq, 0xfffffff0u);
+	CHECK_EQ(t.end_seq, 0xfffffff0u + 101);		/* FIN counts */
+	CHECK_EQ(t.ack, 77);
+	CHECK_EQ(t.win, 500);
+	CHECK_EQ(rn_parse_tcp(th, 32, 31, &t), RN_EBADMSG);	/* doff > len */
+	CHECK_EQ(rn_parse_tcp(th, 20, 132, &t), RN_EBADMSG);	/* not copied */
+	CHECK_EQ(rn_parse_tcp(th, 19, 132, &t), RN_EBADMSG);
+	th[12] = 0x40;					/* doff 4 */
+	CHECK_EQ(rn_parse_tcp(th, 20, 132, &t), RN_EBADMSG);
+
+	/* NOP NOP SACK(2 blocks), wscale 9 */
+	memset(th, 0, sizeof(th));
+	th[0] = 1;
+	th[1] = 1;
+	th[2] = 5;
+	th[3] = 18;
+	put32(th + 4, 3000);
+	put32(th + 8, 4000);
+	put32(th + 12, 6000);
+	put32(th + 16, 9000);
+	th[20] = 3;
+	th[21] = 3;
+	th[22] = 9;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(o.sack);
+	CHECK_EQ(o.sack_high, 9000);
+	CHECK_EQ(o.wscale, 9);
+	/* Blocks at or below the ACK (DSACK) do not count. */
+	rn_parse_tcpopts(th, 24, 9000, &o);
+	CHECK(!o.sack);
+	/* wscale is clamped to 14; a bad length ends the walk. */
+	th[22] = 200;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK_EQ(o.wscale, RN_WSCALE_MAX);
+	th[3] = 60;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(!o.sack);
+	CHECK_EQ(o.wscale, -1);
+	th[3] = 0;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK_EQ(o.wscale, -1);
+	th[0] = 3;					/* kind, no length */
+	rn_parse_tcpopts(th, 1, 2000, &o);
+	CHECK_EQ(o.wscale, -1);
+}
+
+static void test_origin(void)
+{
+	u8 buf[EPDN_OPT_LEN];
+	struct rn_epdn o;
+
+	rn_epdn_encode_empty(buf, 64);
+	CHECK_EQ(rn_epdn_decode(buf, sizeof(buf), &o), RN_OK);
+	CHECK_EQ(buf[0], 0x9e);
+	CHECK_EQ(buf[1], 12);
+	CHECK_EQ(o.ttl, 64);
+	CHECK_EQ(o.flags, EPDN_F_EMPTY | EPDN_F_HOST);
+	CHECK_EQ(o.min, 0);
+	CHECK_EQ(o.max, 0);
+	CHECK_EQ(rn_epdn_decode(buf, 11, &o), RN_EBADMSG);
+	CHECK_EQ(rn_origin_decide(20, 1488, 1500), RN_ORIGIN_STAMP);
+	CHECK_EQ(rn_origin_decide(20, 1489, 1500), RN_ORIGIN_SKIP_MTU);
+	CHECK_EQ(rn_origin_decide(24, 100, 1500), RN_ORIGIN_SKIP_OPTS);
+	CHECK_EQ(rn_origin_decide(32, 100, 1500), RN_ORIGIN_SKIP_OPTS);
+}
+
+static void run_examples(u32 at)
+{
+	base = at;
+	RUN(test_sec2_example);
+	RUN(test_null_gap_reordered);
+	RUN(test_null_gap_in_drop_list);
+	RUN(test_null_fills_hole);
+	RUN(test_above_min_above_q_max_below_p);
+	RUN(test_above_p_inside_drops);
+	RUN(test_above_drops_beyond_p);
+	RUN(test_above_drops_around_q);
+	RUN(test_above_drops_below_q);
+	RUN(test_above_drops_around_both);
+	RUN(test_below_drops_beyond_q);
+	RUN(test_below_drops_around_both);
+	RUN(test_below_drops_around_p);
+	RUN(test_below_drops_between);
+	RUN(test_below_drops_below_p);
+	RUN(test_mark_follows_first_hole);
+	RUN(test_mark_after_gap_filled);
+	RUN(test_mark_unknown_hole);
+	RUN(test_untrusted_stops_classification);
+	RUN(test_window_bounds_state);
+	RUN(test_ack_prunes_and_slides);
+	RUN(test_fin_ends_flow);
+	RUN(test_set_high);
+	RUN(test_reorder_cap_forgets_highest);
+	RUN(test_drop_cap_coarsens);
+	RUN(test_rset_edges);
+	RUN(test_rset_model);
+	RUN(test_receiver_fuzz);
+}
+
+int main(void)
+{
+	run_examples(1000);
+	run_examples(0xffffffffu - 3500);	/* packets 3 and 4 straddle 2^32 */
+	run_examples(0x7fffff00u);		/* the sign boundary */
+	RUN(test_ipopt_walk);
+	RUN(test_evidence);
+	RUN(test_parse_ipv4);
+	RUN(test_parse_tcp);
+	RUN(test_origin);
+	return unit_report("test_rn_recv_core");
+}
