@@ -34,8 +34,9 @@ def one_run(sc, profile, cc, rep=0, tag=None, setup_lock=None):
     """Fresh topology, self-check, run, counters.  Returns the record.
     setup_lock staggers the CPU-heavy setup of parallel runs."""
     load_cc(cc)
-    with Topology(sc, profile, tag=tag) as topo:
+    with contextlib.ExitStack() as stack:
         with setup_lock or contextlib.nullcontext():
+            topo = stack.enter_context(Topology(sc, profile, tag=tag))
             check = self_check(topo)
             meta = metadata(topo, cc)
         res, rows = iperf3_run(topo, cc, sc.duration_s)

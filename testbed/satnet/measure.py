@@ -13,6 +13,7 @@ from .scenario import ACCESS_RATE_BPS
 from .topo import TOP
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
+# (udp.py also counts datagrams for the error-rate test.)
 RTT_TOLERANCE = 0.02
 RATE_TOLERANCE = 0.10
 NSTAT_KEYS = ("TcpExtTCPFastRetrans", "TcpExtTCPTimeouts",
@@ -65,30 +66,55 @@ def link_bytes(topo, ns, dev):
                             % dev]).stdout)
 
 
+def wait_listening(topo, ns, port, timeout=20):
+    """iperf3 -s takes a while to start on a loaded emulated machine."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = topo.ex(ns, ["ss", "-Hltn", "sport", "= :%d" % port]).stdout
+        if out.strip():
+            return
+        time.sleep(0.1)
+    raise RuntimeError("iperf3 server in %s did not listen on %d" %
+                       (ns, port))
+
+
 def bottleneck_rate(topo, seconds=2.0):
-    """Blast UDP at 1.5x the rate toward R2; R2's receive counter over a
-    steady window gives the bottleneck's delivered rate at layer 2.  The
-    window opens once traffic flows, so a slow start of the blaster (python
-    under emulation, parallel runs) cannot shorten it."""
+    """Offer 1.5x the rate toward R2 (iperf3 UDP, 1472-byte datagrams: a
+    python sender fell behind on a loaded host); R2's receive
+    counter over a steady window gives the rate the bottleneck delivers,
+    at layer 2.  R1's receive counter over the same window proves the
+    offered load really exceeded the rate."""
     sc = topo.sc
     rate = min(sc.rate_bps * 1.5, ACCESS_RATE_BPS * 0.98)
-    blast = topo.popen(topo.snd[0], [sys.executable, BLAST, "send",
-                                     "10.0.0.2", str(rate), "600"],
-                       stdout=subprocess.DEVNULL)
+    srv = topo.popen(topo.r2, ["iperf3", "-s", "-1", "-p", "5299"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(topo, topo.r2, 5299)
+    gen = topo.popen(topo.snd[0], ["iperf3", "-c", "10.0.0.2", "-p", "5299",
+                                   "-u", "-l", "1472", "-b",
+                                   "%d" % (rate * 1472 / 1514), "-t", "600"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         start = link_bytes(topo, topo.r2, "b")
         deadline = time.monotonic() + 30
         while link_bytes(topo, topo.r2, "b") - start < 20000:
-            if time.monotonic() > deadline or blast.poll() is not None:
+            if time.monotonic() > deadline or gen.poll() is not None:
                 raise SelfCheckError("no traffic reached R2 in 30 s")
             time.sleep(0.1)
         time.sleep(0.5)                  # let the bottleneck queue fill
-        b0, t0 = link_bytes(topo, topo.r2, "b"), time.monotonic()
+        o0, b0, t0 = (link_bytes(topo, topo.r1, "s0"),
+                      link_bytes(topo, topo.r2, "b"), time.monotonic())
         time.sleep(seconds)
-        b1, t1 = link_bytes(topo, topo.r2, "b"), time.monotonic()
+        o1, b1, t1 = (link_bytes(topo, topo.r1, "s0"),
+                      link_bytes(topo, topo.r2, "b"), time.monotonic())
     finally:
-        blast.kill()
-        blast.wait()
+        for p in (gen, srv):
+            p.kill()
+            p.wait()
+    offered = (o1 - o0) * 8 / (t1 - t0)
+    if offered < 1.1 * sc.rate_bps:
+        raise SelfCheckError("load generator offered only %.0f bit/s, "
+                             "cannot test a %.0f bit/s bottleneck" %
+                             (offered, sc.rate_bps))
     return (b1 - b0) * 8 / (t1 - t0)
 
 
@@ -97,12 +123,12 @@ def self_check(topo):
     sc = topo.sc
     rtt = ping_rtt(topo)
     want_rtt = expected_ping_ms(sc)
-    rate = bottleneck_rate(topo)
-    res = {"rtt_ms": rtt, "rtt_expected_ms": round(want_rtt, 3),
-           "rate_bps": round(rate), "rate_expected_bps": sc.rate_bps}
     if abs(rtt - want_rtt) > RTT_TOLERANCE * want_rtt:
         raise SelfCheckError("idle RTT %.2f ms, expected %.2f ms (+-2%%)" %
                              (rtt, want_rtt))
+    rate = bottleneck_rate(topo)
+    res = {"rtt_ms": rtt, "rtt_expected_ms": round(want_rtt, 3),
+           "rate_bps": round(rate), "rate_expected_bps": sc.rate_bps}
     if abs(rate - sc.rate_bps) > RATE_TOLERANCE * sc.rate_bps:
         raise SelfCheckError("bottleneck rate %.0f bit/s, expected %.0f "
                              "(+-10%%)" % (rate, sc.rate_bps))
@@ -198,7 +224,7 @@ def iperf3_run(topo, cc, duration, i=0, port=5201):
     dst = topo.rcv_addr(i)
     server = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
+    wait_listening(topo, topo.rcv[i], port)
     sent0 = bottleneck_sent(topo)
     sampler = Sampler(topo, topo.snd[i], dst)
     sampler.start()
