@@ -1,0 +1,818 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP RN: the RN-TCP sender, congestion control "rn".
+ *
+ * A. Sathiaseelan, T. Radzik, "Reorder Notifying TCP (RN-TCP) with
+ * Explicit Packet Drop Notification (EPDN)" (seed 001) §IV-B, and the
+ * enhanced RTT sampling RN-TCP-ES of A. Sathiaseelan, "TCP-R with EPDN"
+ * (seed 000) §4.7.
+ *
+ * An RN-TCP receiver sets the drop-negative bit (include/satnet/rn_wire.h)
+ * on ACKs whose first hole it believes reordered.  On a train of such
+ * dupACKs (and no recent ECE) this sender waits for
+ * dupthresh = max(4, swnd + swnd * kval) dupACKs, with
+ * kval = max(ceil(srtt / min_rtt) * c, kval), before it retransmits, and
+ * lets limited transmit send up to one more cwnd meanwhile.  Without the
+ * bit it retransmits at 3 dupACKs.  kval doubles on every false fast
+ * retransmit a D-SACK reveals; after a timeout kval is 0 and dupthresh 3
+ * until the first D-SACK.  Otherwise it is Reno with SACK.  The rules
+ * live in rn_sender_core.c; this file maps them onto the stack:
+ *
+ * Reading the bit.  A netfilter hook at LOCAL_IN (IPv4 and IPv6,
+ * registered in every network namespace) parses each incoming ACK of a
+ * socket whose congestion control is rn and counts it into the socket's
+ * latch (struct rn_latch): per ACK number, how many hole ACKs had the bit
+ * set and how many not, plus the last D-SACK block.  in_ack_event, which
+ * in 6.1 runs after SACK processing and right before loss detection for
+ * the same ACK, reads the latch for the hole at snd_una.  Races: the hook
+ * runs in softirq without the socket lock, possibly while the owner
+ * processes its backlog or switches congestion control, so the latch has
+ * its own lock (hashed by socket), and the hook writes only while the
+ * latch is READY: init() sets READY, release() clears it under the same
+ * lock before the stack clears the private area for another algorithm.
+ * Counting per ACK number instead of keeping "the last bit" makes the
+ * result independent of how many ACKs wait in the backlog.
+ *
+ * dupthresh.  Classic loss detection (net.ipv4.tcp_recovery = 0) enters
+ * recovery when sacked_out >= tp->reordering: in_ack_event writes the
+ * rule into tp->reordering, exactly.  RACK (tcp_recovery & 1, the
+ * default) ignores tp->reordering once reordering was seen; in_ack_event
+ * then holds RACK back on a reordered hole (clears tp->rack.advanced, so
+ * this ACK marks nothing lost) until sacked_out reaches dupthresh, and on
+ * that ACK, for either rule, lets RACK run with a zero reordering window,
+ * which marks the hole lost (rn_rack_steer()).
+ * Recovery itself is the stack's SACK recovery (and RACK's, if on).
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/hash.h>
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <linux/inet_diag.h>
+#include <net/tcp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/inet_hashtables.h>
+#include <net/inet6_hashtables.h>
+#include <net/netns/generic.h>
+
+#include <satnet/rn_wire.h>
+#include <satnet/rn_sender_core.h>
+
+static unsigned int c_permille __read_mostly = RN_C_PERMILLE;
+module_param(c_permille, uint, 0644);
+MODULE_PARM_DESC(c_permille,
+		 "c of kval = max(ceil(srtt/min_rtt) * c, kval), per-mille (default 100: c = 0.1, seed 001 §IV-B2)");
+
+static bool es __read_mostly;
+module_param(es, bool, 0644);
+MODULE_PARM_DESC(es,
+		 "RN-TCP-ES: RTT samples from D-SACK-paired transmissions (seed 000 §4.7; default 0: plain RN-TCP)");
+
+static bool lt_ext __read_mostly = true;
+module_param(lt_ext, bool, 0644);
+MODULE_PARM_DESC(lt_ext,
+		 "Extended limited transmit: at most one more cwnd while waiting for a reordered hole (default 1, seed 001 §IV-B1)");
+
+static bool rack_steer __read_mostly = true;
+module_param(rack_steer, bool, 0644);
+MODULE_PARM_DESC(rack_steer,
+		 "With RACK on (net.ipv4.tcp_recovery & 1), hold RACK back until dupthresh (default 1; 0 leaves RACK alone)");
+
+static unsigned int ece_rtts __read_mostly = 1;
+module_param(ece_rtts, uint, 0644);
+MODULE_PARM_DESC(ece_rtts,
+		 "An ECE is recent for this many srtt: no reordering is believed meanwhile (default 1, seed 001 §IV-B2)");
+
+#define RN_C_PERMILLE_MAX	10000
+#define RN_ECE_RTTS_MAX		64
+#define RN_LOCK_BITS		6
+
+/* Private area: the core's state, the latch the hook fills, our own. */
+struct rn {
+	struct rn_sender core;	/* 68 bytes */
+	struct rn_latch latch;	/* 24 bytes, under rn_lock(sk) */
+	u32 dsack_dups;		/* tp->dsack_dups at the last ACK */
+	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
+	u8 flags;		/* RN_M_* */
+};
+
+#define RN_M_STEPS		0x01	/* rack_steps holds a value to restore */
+
+/* Counters per network namespace: /proc/net/rn_sender. */
+enum rn_mib_item {
+	RN_MIB_ACKS,
+	RN_MIB_DN_ACKS,
+	RN_MIB_HOLE_ACKS,
+	RN_MIB_HDR_BAD,
+	RN_MIB_OPT_BAD,
+	RN_MIB_OUTSIDE,
+	RN_MIB_DISTRUST,
+	RN_MIB_TRAIN_REORDER,
+	RN_MIB_TRAIN_DROP,
+	RN_MIB_REORDER_EXPIRED,
+	RN_MIB_FAST_RETRANS,
+	RN_MIB_FALSE_FR,
+	RN_MIB_TIMEOUTS,
+	RN_MIB_TIMEOUT_REORDER,
+	RN_MIB_FALLBACK_END,
+	RN_MIB_LT_CAPPED,
+	RN_MIB_RACK_HELD,
+	RN_MIB_RACK_TRIGGER,
+	RN_MIB_ES_SAMPLES,
+	RN_MIB_MAX
+};
+
+static const char * const rn_mib_names[RN_MIB_MAX] = {
+	[RN_MIB_ACKS]		= "acks_read",
+	[RN_MIB_DN_ACKS]	= "acks_dn",
+	[RN_MIB_HOLE_ACKS]	= "acks_hole",
+	[RN_MIB_HDR_BAD]	= "hdr_malformed",
+	[RN_MIB_OPT_BAD]	= "opt_malformed",
+	[RN_MIB_OUTSIDE]	= "acks_outside_window",
+	[RN_MIB_DISTRUST]	= "peers_distrusted",
+	[RN_MIB_TRAIN_REORDER]	= "trains_reorder",
+	[RN_MIB_TRAIN_DROP]	= "trains_drop",
+	[RN_MIB_REORDER_EXPIRED] = "trains_reorder_expired",
+	[RN_MIB_FAST_RETRANS]	= "fast_retransmits",
+	[RN_MIB_FALSE_FR]	= "false_fast_retransmits",
+	[RN_MIB_TIMEOUTS]	= "timeouts",
+	[RN_MIB_TIMEOUT_REORDER] = "timeouts_waiting_reorder",
+	[RN_MIB_FALLBACK_END]	= "fallbacks_ended",
+	[RN_MIB_LT_CAPPED]	= "lt_capped_acks",
+	[RN_MIB_RACK_HELD]	= "rack_held_acks",
+	[RN_MIB_RACK_TRIGGER]	= "rack_triggered",
+	[RN_MIB_ES_SAMPLES]	= "es_samples",
+};
+
+struct rn_mib {
+	unsigned long v[RN_MIB_MAX];
+};
+
+struct rn_net {
+	struct rn_mib __percpu *mib;
+};
+
+static unsigned int rn_net_id __read_mostly;
+static spinlock_t rn_locks[1 << RN_LOCK_BITS];
+static struct tcp_congestion_ops tcp_rn;
+
+static void rn_count(const struct net *net, enum rn_mib_item i)
+{
+	struct rn_net *rn = net_generic(net, rn_net_id);
+
+	this_cpu_inc(rn->mib->v[i]);
+}
+
+/* The latch lock of a socket. */
+static spinlock_t *rn_lock(const struct sock *sk)
+{
+	return &rn_locks[hash_ptr(sk, RN_LOCK_BITS)];
+}
+
+static void rn_params(const struct sock *sk, struct rn_params *p)
+{
+	const struct net *net = sock_net(sk);
+
+	p->c_permille = min_t(u32, READ_ONCE(c_permille), RN_C_PERMILLE_MAX);
+	p->dupthresh_min = RN_DUPTHRESH_MIN;
+	p->dupthresh_drop = RN_DUPTHRESH_DROP;
+	p->dupthresh_max = max_t(int, RN_DUPTHRESH_MIN,
+				 READ_ONCE(net->ipv4.sysctl_tcp_max_reordering));
+	p->ece_rtts = clamp_t(u32, READ_ONCE(ece_rtts), 1, RN_ECE_RTTS_MAX);
+	p->lt_ext = READ_ONCE(lt_ext);
+}
+
+static bool rn_is_rack(const struct sock *sk)
+{
+	return READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_recovery) &
+	       TCP_RACK_LOSS_DETECTION;
+}
+
+/* ---- the hook: reading the drop-negative bit ---- */
+
+/*
+ * Plausibility: an ACK the stack will take, not a blind injection.  Also
+ * notes an ACK for everything sent (see RN_BOGUS_MAX).
+ */
+static bool rn_ack_in_window(const struct sock *sk, struct rn_wire *w,
+			     u32 payload)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 una = READ_ONCE(tp->snd_una), nxt = READ_ONCE(tp->snd_nxt);
+	u32 wup = READ_ONCE(tp->rcv_wup), rnxt = READ_ONCE(tp->rcv_nxt);
+	u32 wnd = READ_ONCE(tp->rcv_wnd);
+
+	if (before(w->ack, una) || after(w->ack, nxt))
+		return false;
+	if (w->ack == nxt)
+		w->flags |= RN_W_ALLACKED;
+	return !before(w->seq + payload, wup) && !after(w->seq, rnxt + wnd);
+}
+
+static void rn_latch_ack(struct sock *sk, struct rn_wire *w,
+			 u32 payload, struct net *net)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	spinlock_t *lock = rn_lock(sk);
+	bool distrust = false, latched = false;
+
+	if (!((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_FIN_WAIT1 |
+				     TCPF_CLOSE_WAIT | TCPF_CLOSING |
+				     TCPF_LAST_ACK)))
+		return;
+	if (!rn_ack_in_window(sk, w, payload)) {
+		rn_count(net, RN_MIB_OUTSIDE);
+		return;
+	}
+	spin_lock_bh(lock);
+	if ((ca->latch.flags & RN_L_READY) &&
+	    READ_ONCE(inet_csk(sk)->icsk_ca_ops) == &tcp_rn) {
+		u8 bogus = ca->latch.bogus;
+
+		rn_latch_update(&ca->latch, w);
+		distrust = bogus < RN_BOGUS_MAX &&
+			   ca->latch.bogus >= RN_BOGUS_MAX;
+		latched = true;
+	}
+	spin_unlock_bh(lock);
+
+	if (!latched)
+		return;
+	rn_count(net, RN_MIB_ACKS);
+	if (w->flags & RN_W_DN)
+		rn_count(net, RN_MIB_DN_ACKS);
+	if (w->flags & RN_W_HOLE)
+		rn_count(net, RN_MIB_HOLE_ACKS);
+	if (w->flags & RN_W_BADOPT)
+		rn_count(net, RN_MIB_OPT_BAD);
+	if (distrust)
+		rn_count(net, RN_MIB_DISTRUST);
+}
+
+/* The established socket of an incoming segment, with a reference. */
+static struct sock *rn_lookup(struct sk_buff *skb, struct net *net, u8 pf,
+			      const u8 *th, bool *ref)
+{
+	__be16 sport = *(const __be16 *)th, dport = *(const __be16 *)(th + 2);
+
+	*ref = false;
+	if (skb->sk)
+		return skb->sk;		/* early demux took the reference */
+	*ref = true;
+	if (pf == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		return __inet_lookup_established(net,
+						 net->ipv4.tcp_death_row.hashinfo,
+						 iph->saddr, sport, iph->daddr,
+						 ntohs(dport), inet_iif(skb),
+						 inet_sdif(skb));
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	return __inet6_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
+					  &ipv6_hdr(skb)->saddr, sport,
+					  &ipv6_hdr(skb)->daddr, ntohs(dport),
+					  inet6_iif(skb), inet6_sdif(skb));
+#else
+	return NULL;
+#endif
+}
+
+static void rn_hook_tcp(struct sk_buff *skb, struct net *net, u8 pf,
+			u32 thoff)
+{
+	u8 buf[RN_TH_MAXLEN];
+	struct rn_wire w;
+	const u8 *th;
+	struct sock *sk;
+	u32 len;
+	bool ref;
+
+	if (skb->len < thoff + RN_TH_LEN) {
+		rn_count(net, RN_MIB_HDR_BAD);
+		return;
+	}
+	len = min_t(u32, skb->len - thoff, RN_TH_MAXLEN);
+	th = skb_header_pointer(skb, thoff, len, buf);
+	if (!th)
+		return;
+	switch (rn_parse_ack(th, len, &w)) {
+	case RN_PARSE_OK:
+		break;
+	case RN_PARSE_BAD:
+		rn_count(net, RN_MIB_HDR_BAD);
+		return;
+	default:
+		return;
+	}
+	sk = rn_lookup(skb, net, pf, th, &ref);
+	if (!sk)
+		return;
+	if (sk_fullsock(sk) && sk->sk_protocol == IPPROTO_TCP &&
+	    READ_ONCE(inet_csk(sk)->icsk_ca_ops) == &tcp_rn)
+		rn_latch_ack(sk, &w, skb->len - thoff - w.hdr_len, net);
+	if (ref)
+		sock_gen_put(sk);
+}
+
+static unsigned int rn_hook_v4(void *priv, struct sk_buff *skb,
+			       const struct nf_hook_state *state)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+
+	if (iph->protocol == IPPROTO_TCP && !ip_is_fragment(iph))
+		rn_hook_tcp(skb, state->net, NFPROTO_IPV4,
+			    skb_network_offset(skb) + iph->ihl * 4);
+	return NF_ACCEPT;
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+static unsigned int rn_hook_v6(void *priv, struct sk_buff *skb,
+			       const struct nf_hook_state *state)
+{
+	u8 nexthdr = ipv6_hdr(skb)->nexthdr;
+	__be16 frag_off = 0;
+	int off;
+
+	off = ipv6_skip_exthdr(skb, skb_network_offset(skb) +
+			       sizeof(struct ipv6hdr), &nexthdr, &frag_off);
+	if (off >= 0 && nexthdr == IPPROTO_TCP && !frag_off)
+		rn_hook_tcp(skb, state->net, NFPROTO_IPV6, off);
+	return NF_ACCEPT;
+}
+#endif
+
+/* Last, so that filter and NAT see the packet as it came. */
+static const struct nf_hook_ops rn_nf_ops[] = {
+	{
+		.hook		= rn_hook_v4,
+		.pf		= NFPROTO_IPV4,
+		.hooknum	= NF_INET_LOCAL_IN,
+		.priority	= NF_IP_PRI_LAST,
+	},
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		.hook		= rn_hook_v6,
+		.pf		= NFPROTO_IPV6,
+		.hooknum	= NF_INET_LOCAL_IN,
+		.priority	= NF_IP6_PRI_LAST,
+	},
+#endif
+};
+
+/* ---- RACK ---- */
+
+/* Give RACK back the reordering window we zeroed for one ACK. */
+static void rn_rack_restore(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!(ca->flags & RN_M_STEPS))
+		return;
+	ca->flags &= ~RN_M_STEPS;
+	tp->rack.reo_wnd_steps = max(ca->rack_steps, tp->rack.reo_wnd_steps);
+}
+
+/*
+ * RACK marks a segment lost once a later one was delivered and its
+ * reordering window has passed, whatever tp->reordering says.  While a
+ * reordered hole waits for dupthresh, clear rack.advanced so that this
+ * ACK's loss detection skips RACK.  A dropped hole is left to RACK, whose
+ * timer may retransmit it before the third dupACK, never after: at
+ * dupthresh (either rule), zero the window and present the hole's age as
+ * RACK's RTT: the hole (sent before every younger one) is then overdue
+ * and marked lost now, while the younger holes are left to RACK's own
+ * reordering window in recovery, as classic SACK leaves them to
+ * tp->reordering.  Both values are RACK's per-ACK state: the next ACK
+ * sets rack.rtt_us afresh, and rn_rack_restore() gives the window back.
+ */
+static void rn_rack_steer(struct sock *sk, const struct rn_verdict *v)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct sk_buff *skb;
+	u32 age;
+
+	if (!tp->sacked_out)
+		return;
+	if (!v->recover) {
+		if (v->cls == RN_CLS_REORDER && tp->rack.advanced) {
+			tp->rack.advanced = 0;
+			rn_count(sock_net(sk), RN_MIB_RACK_HELD);
+		}
+		return;
+	}
+	ca->rack_steps = tp->rack.reo_wnd_steps;
+	ca->flags |= RN_M_STEPS;
+	tp->rack.reo_wnd_steps = 0;
+	if (!tp->rack.mstamp)
+		return;			/* nothing delivered yet to compare */
+	tp->rack.advanced = 1;
+	skb = tcp_rtx_queue_head(sk);
+	if (skb && !(TCP_SKB_CB(skb)->sacked & TCPCB_SACKED_ACKED)) {
+		age = tcp_stamp_us_delta(tp->tcp_mstamp,
+					 tcp_skb_timestamp_us(skb));
+		if (age > tp->rack.rtt_us + 1)
+			tp->rack.rtt_us = age - 1;
+	}
+	rn_count(sock_net(sk), RN_MIB_RACK_TRIGGER);
+}
+
+/* ---- RN-TCP-ES ---- */
+
+/* A retransmission of the head begins: track it if sent once before. */
+static void rn_es_begin(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct sk_buff *skb = tcp_rtx_queue_head(sk);
+
+	ca->core.es.state = RN_ES_IDLE;
+	if (!READ_ONCE(es) || !skb || tp->retrans_stamp ||
+	    (TCP_SKB_CB(skb)->sacked & TCPCB_EVER_RETRANS))
+		return;
+	rn_es_start(&ca->core.es, TCP_SKB_CB(skb)->seq,
+		    TCP_SKB_CB(skb)->end_seq, (u32)tcp_skb_timestamp_us(skb));
+}
+
+/* Feed one RN-TCP-ES sample to the RTO estimator. */
+static void rn_es_feed(struct sock *sk, u32 sample_us)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct rn_rtt r = {
+		.srtt8 = tp->srtt_us,
+		.mdev4 = tp->mdev_us,
+		.mdev_max4 = tp->mdev_max_us,
+		.rttvar4 = tp->rttvar_us,
+	};
+
+	rn_rtt_sample(&r, sample_us, tcp_rto_min_us(sk));
+	tp->srtt_us = r.srtt8;
+	tp->mdev_us = r.mdev4;
+	tp->mdev_max_us = r.mdev_max4;
+	tp->rttvar_us = r.rttvar4;
+	inet_csk(sk)->icsk_rto = __tcp_set_rto(tp);
+	tcp_bound_rto(sk);
+	rn_count(sock_net(sk), RN_MIB_ES_SAMPLES);
+}
+
+static void rn_es_ack(struct sock *sk, const struct rn_ack *a)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct rn_es *e = &ca->core.es;
+	u32 now = (u32)tp->tcp_mstamp, sample;
+
+	if (e->state == RN_ES_IDLE)
+		return;
+	if (e->state == RN_ES_SENT) {
+		struct sk_buff *skb = tcp_rtx_queue_head(sk);
+
+		if (skb && TCP_SKB_CB(skb)->seq == e->start &&
+		    (TCP_SKB_CB(skb)->sacked & TCPCB_RETRANS))
+			rn_es_retransmitted(e, (u32)tcp_skb_timestamp_us(skb));
+		else if (tp->retrans_stamp)
+			rn_es_retransmitted(e, tp->retrans_stamp *
+					    (USEC_PER_SEC / TCP_TS_HZ));
+	}
+	rn_es_acked(e, tp->snd_una, now);
+	if (a->dsack && a->dsack_known &&
+	    rn_es_dsack(e, a->dsack_start, a->dsack_end, now, &sample))
+		rn_es_feed(sk, sample);
+	rn_es_expire(e, now, 2 * jiffies_to_usecs(inet_csk(sk)->icsk_rto));
+}
+
+/* ---- congestion control ---- */
+
+static void rn_init(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	spinlock_t *lock = rn_lock(sk);
+	struct rn_params p;
+
+	rn_params(sk, &p);
+	rn_sender_init(&ca->core, &p);
+	ca->dsack_dups = tcp_sk(sk)->dsack_dups;
+	ca->rack_steps = 0;
+	ca->flags = 0;
+	spin_lock_bh(lock);
+	ca->latch = (struct rn_latch){ .flags = RN_L_READY };
+	spin_unlock_bh(lock);
+}
+
+/* Before the stack reuses the private area: no more hook writes. */
+static void rn_release(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	spinlock_t *lock = rn_lock(sk);
+
+	spin_lock_bh(lock);
+	ca->latch.flags &= ~RN_L_READY;
+	spin_unlock_bh(lock);
+}
+
+/* Reno's, from the cwnd the limited transmit cap may be holding back. */
+static u32 rn_ssthresh(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 cwnd = rn_lt_stop(&ca->core);
+
+	if (cwnd) {
+		tcp_snd_cwnd_set(tp, cwnd);
+		tp->prior_cwnd = cwnd;
+	}
+	return tcp_reno_ssthresh(sk);
+}
+
+/* Reno; while the cap holds cwnd down, Reno grows the real cwnd. */
+static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!(ca->core.flags & RN_F_LT)) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	tcp_snd_cwnd_set(tp, ca->core.lt_cwnd);
+	tcp_reno_cong_avoid(sk, ack, acked);
+	ca->core.lt_cwnd = tcp_snd_cwnd(tp);
+	tcp_snd_cwnd_set(tp, rn_lt_cap(&ca->core, tp->sacked_out));
+}
+
+/* Reno's undo; under the cap, the undone cwnd is the one held back. */
+static u32 rn_undo_cwnd(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!(ca->core.flags & RN_F_LT))
+		return tcp_reno_undo_cwnd(sk);
+	ca->core.lt_cwnd = max(ca->core.lt_cwnd, tp->prior_cwnd);
+	return rn_lt_cap(&ca->core, tp->sacked_out);
+}
+
+static void rn_set_state(struct sock *sk, u8 new_state)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct sk_buff *skb;
+	struct rn_params p;
+	u32 end;
+
+	rn_rack_restore(sk);
+	if (new_state != TCP_CA_Recovery ||
+	    inet_csk(sk)->icsk_ca_state == TCP_CA_Recovery)
+		return;
+	rn_params(sk, &p);
+	skb = tcp_rtx_queue_head(sk);
+	end = skb ? TCP_SKB_CB(skb)->end_seq : tp->snd_una + tp->mss_cache;
+	rn_on_fast_retransmit(&ca->core, &p, tp->snd_una, end);
+	rn_count(sock_net(sk), RN_MIB_FAST_RETRANS);
+	rn_es_begin(sk);
+}
+
+static void rn_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct rn_params p;
+
+	if (ev != CA_EVENT_LOSS)
+		return;
+	rn_params(sk, &p);
+	if ((ca->core.flags & RN_F_TRAIN) && ca->core.cls == RN_CLS_REORDER)
+		rn_count(sock_net(sk), RN_MIB_TIMEOUT_REORDER);
+	rn_on_rto(&ca->core, &p);
+	rn_count(sock_net(sk), RN_MIB_TIMEOUTS);
+	rn_es_begin(sk);
+}
+
+/* What this ACK says, from the stack's state and the latch. */
+static void rn_gather(struct sock *sk, u32 flags, struct rn_ack *a)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u8 state = inet_csk(sk)->icsk_ca_state;
+	spinlock_t *lock = rn_lock(sk);
+	u32 min_rtt = tcp_min_rtt(tp);
+	struct rn_latch l;
+
+	*a = (struct rn_ack){
+		.snd_una = tp->snd_una,
+		.sacked_out = tp->sacked_out,
+		.packets_out = tp->packets_out,
+		.cwnd = tcp_snd_cwnd(tp),
+		.rwnd = tp->snd_wnd / max_t(u32, tp->mss_cache, 1),
+		.srtt_us = tp->srtt_us >> 3,
+		.min_rtt_us = min_rtt == ~0U ? 0 : min_rtt,
+		.now_ms = tcp_time_stamp(tp),
+		.ece = !!(flags & CA_ACK_ECE),
+		.dsack = tp->dsack_dups != ca->dsack_dups,
+	};
+	if (state >= TCP_CA_Recovery)
+		a->state = RN_STATE_RECOVERY;
+	else if (state == TCP_CA_CWR)
+		a->state = RN_STATE_CWR;
+	else
+		a->state = RN_STATE_OPEN;
+	ca->dsack_dups = tp->dsack_dups;
+
+	spin_lock_bh(lock);
+	l = ca->latch;
+	if (a->dsack)
+		ca->latch.flags &= ~RN_L_DSACK;
+	spin_unlock_bh(lock);
+
+	if ((l.flags & RN_L_VALID) && l.seq == a->snd_una) {
+		a->dn_known = 1;
+		a->dn_set = l.dn_set;
+		a->dn_clear = l.dn_clear;
+	}
+	a->dn_distrust = l.bogus >= RN_BOGUS_MAX;
+	if (a->dsack && (l.flags & RN_L_DSACK)) {
+		a->dsack_known = 1;
+		a->dsack_start = l.dsack_start;
+		a->dsack_end = l.dsack_end;
+	}
+}
+
+/* Runs after SACK processing and before loss detection of this ACK. */
+static void rn_in_ack_event(struct sock *sk, u32 flags)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct net *net = sock_net(sk);
+	struct rn_verdict v;
+	struct rn_params p;
+	struct rn_ack a;
+
+	rn_rack_restore(sk);
+	rn_params(sk, &p);
+	rn_gather(sk, flags, &a);
+	rn_on_ack(&ca->core, &p, &a, &v);
+
+	tp->reordering = v.dupthresh;
+	if (v.cwnd)
+		tcp_snd_cwnd_set(tp, v.cwnd);
+	if (a.state != RN_STATE_RECOVERY && rn_is_rack(sk) &&
+	    READ_ONCE(rack_steer))
+		rn_rack_steer(sk, &v);
+	rn_es_ack(sk, &a);
+
+	if (v.new_train == RN_CLS_REORDER)
+		rn_count(net, RN_MIB_TRAIN_REORDER);
+	else if (v.new_train == RN_CLS_DROP)
+		rn_count(net, RN_MIB_TRAIN_DROP);
+	if (v.recover && v.cls == RN_CLS_REORDER &&
+	    inet_csk(sk)->icsk_ca_state < TCP_CA_Recovery)
+		rn_count(net, RN_MIB_REORDER_EXPIRED);
+	if (v.false_fr)
+		rn_count(net, RN_MIB_FALSE_FR);
+	if (v.fallback_end)
+		rn_count(net, RN_MIB_FALLBACK_END);
+	if (v.lt_capped)
+		rn_count(net, RN_MIB_LT_CAPPED);
+}
+
+/*
+ * ss -ti shows the state in the DCTCP slot, the only one iproute2 prints
+ * field by field: "dctcp:(ce_state:<false fast retransmits>,
+ * alpha:<dupthresh>,ab_ecn:<kval per-mille>,ab_tot:<drop-negative ACKs>)".
+ */
+static size_t rn_get_info(struct sock *sk, u32 ext, int *attr,
+			  union tcp_cc_info *info)
+{
+	const struct rn *ca = inet_csk_ca(sk);
+
+	if (ext & (1 << (INET_DIAG_DCTCPINFO - 1)) ||
+	    ext & (1 << (INET_DIAG_VEGASINFO - 1))) {
+		memset(&info->dctcp, 0, sizeof(info->dctcp));
+		info->dctcp.dctcp_enabled = 1;
+		info->dctcp.dctcp_ce_state =
+			min_t(u32, READ_ONCE(ca->core.false_frs), U16_MAX);
+		info->dctcp.dctcp_alpha = READ_ONCE(ca->core.applied);
+		info->dctcp.dctcp_ab_ecn = READ_ONCE(ca->core.kval);
+		info->dctcp.dctcp_ab_tot = READ_ONCE(ca->latch.dn_acks);
+		*attr = INET_DIAG_DCTCPINFO;
+		return sizeof(info->dctcp);
+	}
+	return 0;
+}
+
+static struct tcp_congestion_ops tcp_rn __read_mostly = {
+	.init		= rn_init,
+	.release	= rn_release,
+	.ssthresh	= rn_ssthresh,
+	.cong_avoid	= rn_cong_avoid,
+	.set_state	= rn_set_state,
+	.cwnd_event	= rn_cwnd_event,
+	.in_ack_event	= rn_in_ack_event,
+	.undo_cwnd	= rn_undo_cwnd,
+	.get_info	= rn_get_info,
+	.owner		= THIS_MODULE,
+	.name		= "rn",
+};
+
+/* ---- /proc/net/rn_sender and the per-netns hooks ---- */
+
+static int rn_proc_show(struct seq_file *seq, void *v)
+{
+	struct rn_net *rn = net_generic(seq_file_single_net(seq), rn_net_id);
+	unsigned long sum[RN_MIB_MAX] = { 0 };
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		const struct rn_mib *m = per_cpu_ptr(rn->mib, cpu);
+
+		for (i = 0; i < RN_MIB_MAX; i++)
+			sum[i] += READ_ONCE(m->v[i]);
+	}
+	for (i = 0; i < RN_MIB_MAX; i++)
+		seq_printf(seq, "%s %lu\n", rn_mib_names[i], sum[i]);
+	return 0;
+}
+
+static int __net_init rn_net_init(struct net *net)
+{
+	struct rn_net *rn = net_generic(net, rn_net_id);
+	int err;
+
+	rn->mib = alloc_percpu(struct rn_mib);
+	if (!rn->mib)
+		return -ENOMEM;
+	err = -ENOMEM;
+	if (!proc_create_net_single("rn_sender", 0444, net->proc_net,
+				    rn_proc_show, NULL))
+		goto free_mib;
+	err = nf_register_net_hooks(net, rn_nf_ops, ARRAY_SIZE(rn_nf_ops));
+	if (err)
+		goto free_proc;
+	return 0;
+
+free_proc:
+	remove_proc_entry("rn_sender", net->proc_net);
+free_mib:
+	free_percpu(rn->mib);
+	return err;
+}
+
+static void __net_exit rn_net_exit(struct net *net)
+{
+	nf_unregister_net_hooks(net, rn_nf_ops, ARRAY_SIZE(rn_nf_ops));
+	remove_proc_entry("rn_sender", net->proc_net);
+}
+
+/* Hooks still running finish before synchronize_net() returns. */
+static void __net_exit rn_net_exit_batch(struct list_head *net_list)
+{
+	struct net *net;
+
+	synchronize_net();
+	list_for_each_entry(net, net_list, exit_list)
+		free_percpu(((struct rn_net *)net_generic(net, rn_net_id))->mib);
+}
+
+static struct pernet_operations rn_net_ops = {
+	.init		= rn_net_init,
+	.exit		= rn_net_exit,
+	.exit_batch	= rn_net_exit_batch,
+	.id		= &rn_net_id,
+	.size		= sizeof(struct rn_net),
+};
+
+static int __init rn_register(void)
+{
+	int err, i;
+
+	BUILD_BUG_ON(sizeof(struct rn) > ICSK_CA_PRIV_SIZE);
+	for (i = 0; i < ARRAY_SIZE(rn_locks); i++)
+		spin_lock_init(&rn_locks[i]);
+	err = register_pernet_subsys(&rn_net_ops);
+	if (err)
+		return err;
+	err = tcp_register_congestion_control(&tcp_rn);
+	if (err)
+		unregister_pernet_subsys(&rn_net_ops);
+	return err;
+}
+
+static void __exit rn_unregister(void)
+{
+	tcp_unregister_congestion_control(&tcp_rn);
+	unregister_pernet_subsys(&rn_net_ops);
+}
+
+module_init(rn_register);
+module_exit(rn_unregister);
+
+MODULE_AUTHOR("satnet project");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("RN-TCP sender: drop-negative dupthresh, kval, RN-TCP-ES");
+MODULE_ALIAS("tcp-rn");

@@ -1,0 +1,424 @@
+# SPDX-License-Identifier: GPL-2.0
+"""In-VM tests of the RN-TCP sender (tcp_rn.ko, congestion control "rn").
+
+   snd0 --- [R1] b =====epdn mode v2====> b [R2] r0 --- rcv0
+   origin    EPDN router      ifb: epdn    netem: 50 ms,    rn.receiver=1
+   (EPDN-TTL (records drops,  (EPDN-TTL    5 % delayed by   (sets the
+    = TTL)    stamps them)     -1)         N(25 ms, 8 ms)   drop-negative bit)
+
+The mild-reordering scenario of seed 001 §VII (testbed/scenarios/
+mild-reorder.toml) with an EPDN bottleneck, a sender that originates the
+EPDN option and an RN-TCP receiver (tcp_rn/rn_host.ko).  The testbed's R2
+is a plain router, which breaks the EPDN-TTL proof, so the tests make it an
+EPDN router: its ingress on b goes through an ifb with an epdn qdisc that
+lowers EPDN-TTL as ip_forward lowers TTL.  rn and reno run at the same
+time, each on its own topology, so that both see the same CPU (the VM is
+emulated and shared).  Measured numbers go to results/rn_e2e.jsonl and are
+printed (pytest -s).
+"""
+
+import ctypes
+import errno
+import json
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import insmod
+from satnet import measure
+from satnet.scenario import load_profile, load_scenario
+from satnet.topo import TOP, Topology, modprobe, run
+
+RN_KO = os.path.join(TOP, "tcp_rn", "tcp_rn.ko")
+HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
+EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
+PARAMS = "/sys/module/tcp_rn/parameters"
+RESULTS = os.path.join(TOP, "results", "rn_e2e.jsonl")
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+
+REORDER_S = 30          # seconds per flow, mild reordering
+DROPS_S = 25            # seconds per flow, drops only
+SHORT_S = 15
+
+SS_DCTCP = re.compile(r"dctcp:\(ce_state:(\d+),alpha:(\d+),ab_ecn:(\d+),"
+                      r"ab_tot:(\d+)\)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def modules():
+    for ko in (RN_KO, HOST_KO, EPDN_KO):
+        assert os.path.exists(ko), "not built: run `make modules`"
+    insmod(EPDN_KO)
+    insmod(HOST_KO)
+    insmod(RN_KO)
+    modprobe("ifb", "act_mirred", "cls_u32")
+    yield
+
+
+def set_param(name, value):
+    with open(os.path.join(PARAMS, name), "w") as f:
+        f.write(str(value))
+
+
+def proc_counters(text):
+    out = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 2 and f[1].lstrip("-").isdigit():
+            out[f[0]] = int(f[1])
+    return out
+
+
+def parse_rn_ss(text):
+    """The rn sockets of `ss -tinH`: get_info's fields and reordering."""
+    rows = []
+    for block in re.split(r"\n(?=\S)", text):
+        m = SS_DCTCP.search(block)
+        if not m or " rn " not in " %s " % block.replace("\n", " "):
+            continue
+        r = re.search(r"\breordering:(\d+)", block)
+        c = re.search(r"\bcwnd:(\d+)", block)
+        rows.append({"false_frs": int(m.group(1)),
+                     "dupthresh": int(m.group(2)),
+                     "kval": int(m.group(3)), "dn_acks": int(m.group(4)),
+                     "reordering": int(r.group(1)) if r else 3,
+                     "cwnd": int(c.group(1)) if c else None})
+    return rows
+
+
+class SsSampler(threading.Thread):
+    """`ss -tinH` in the sender namespace once a second, raw text."""
+
+    def __init__(self, topo, ns):
+        super().__init__(daemon=True)
+        loop = "while :; do echo @; ss -tinH; sleep 1; done"
+        self.proc = topo.popen(ns, ["sh", "-c", loop], text=True,
+                               stdout=subprocess.PIPE)
+        self.rows = []
+
+    def run(self):
+        block = []
+        for line in self.proc.stdout:
+            if line.startswith("@"):
+                self.rows += parse_rn_ss("".join(block))
+                block = []
+            else:
+                block.append(line)
+        self.rows += parse_rn_ss("".join(block))
+
+    def finish(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.join()
+
+
+def epdn_path(topo):
+    """Origin at the sender, RN-TCP receiver, and R2 as an EPDN router."""
+    topo.ex(topo.snd[0], ["sysctl", "-q", "-w", "net.rn.epdn_origin=1"])
+    topo.ex(topo.rcv[0], ["sysctl", "-q", "-w", "net.rn.receiver=1"])
+    topo.ex(topo.r2, ["ip", "link", "add", "ifb0", "type", "ifb"])
+    topo.ex(topo.r2, ["ip", "link", "set", "ifb0", "up"])
+    topo.tc_batch(topo.r2, [
+        "qdisc add dev b handle ffff: ingress",
+        "filter add dev b parent ffff: protocol ip u32 match u32 0 0 "
+        "action mirred egress redirect dev ifb0",
+        "qdisc add dev ifb0 root epdn limit 10000"])
+
+
+def flow(cc, overrides, profile="linux", duration=REORDER_S, port=5201,
+         receiver=True, sample=False, barrier=None):
+    """One iperf3 flow on a fresh topology; goodput and counters.  With a
+    barrier, the flow starts when every flow's topology is up and the
+    counters are read when every flow has ended."""
+    sc = load_scenario("mild-reorder", {"bottleneck.qdisc": "epdn",
+                                        "bottleneck.epdn": "mode v2",
+                                        **overrides})
+    with Topology(sc, load_profile(profile)) as topo:
+        if receiver:
+            epdn_path(topo)
+        if barrier:
+            barrier.wait()
+        sampler = SsSampler(topo, topo.snd[0]) if sample else None
+        if sampler:
+            sampler.start()
+        try:
+            res, _ = measure.iperf3_run(topo, cc, duration, port=port)
+        finally:
+            if sampler:
+                sampler.finish()
+        if barrier:
+            barrier.wait()
+        mib = measure.nstat(topo, topo.snd[0])
+        rn = proc_counters(topo.ex(topo.snd[0],
+                                   ["cat", "/proc/net/rn_sender"]).stdout)
+        host = proc_counters(topo.ex(topo.rcv[0], ["cat", "/proc/net/rn_host"],
+                                     check=False).stdout)
+        sysctl = topo.read_sysctls(topo.snd[0], ["net.ipv4.tcp_recovery"])
+    return {
+        "cc": cc, "profile": profile, "overrides": overrides,
+        "duration_s": duration, "receiver": receiver,
+        "goodput_bps": res["end"]["sum_received"]["bytes"] * 8 / duration,
+        "recoveries": mib.get("TcpExtTCPSackRecovery", 0),
+        "fast_retrans_segs": mib.get("TcpExtTCPFastRetrans", 0),
+        "retrans_segs": mib.get("TcpRetransSegs", 0),
+        "dsacks": mib.get("TcpExtTCPDSACKRecv", 0),
+        "timeouts": mib.get("TcpExtTCPTimeouts", 0),
+        "rn": rn, "rn_host": host, "ss": sampler.rows if sampler else [],
+        "tcp_recovery": sysctl["net.ipv4.tcp_recovery"],
+    }
+
+
+def parallel(*jobs):
+    """Run flows side by side on their own topologies: set up one after
+    the other, then all flows start together, so that each sees the same
+    share of the (emulated, shared) CPU.  Results in job order."""
+    out = [None] * len(jobs)
+    errs = []
+    barrier = threading.Barrier(len(jobs), timeout=900)
+
+    def work(i, kw):
+        try:
+            out[i] = flow(port=5201 + i, barrier=barrier, **kw)
+        except BaseException as e:          # reported below
+            errs.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=work, args=(i, kw))
+               for i, kw in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errs:
+        raise errs[0]
+    return out
+
+
+def record(test, runs):
+    meta = {"test": test, "kernel": os.uname().release,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "params": {p: open(os.path.join(PARAMS, p)).read().strip()
+                       for p in sorted(os.listdir(PARAMS))}}
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS, "a") as f:
+        for r in runs:
+            ss = r["ss"]
+            f.write(json.dumps({
+                **meta, **{k: v for k, v in r.items() if k != "ss"},
+                "ss_samples": len(ss),
+                "ss_reordering_is_dupthresh": sum(
+                    s["reordering"] == s["dupthresh"] for s in ss),
+                "ss_dupthresh": sorted({s["dupthresh"] for s in ss}),
+                "ss_kval": sorted({s["kval"] for s in ss})}) + "\n")
+    for r in runs:
+        print("%s %-4s %-6s goodput %.3f Mbit/s, fast retransmits "
+              "(recoveries) %d, fast-retransmitted segments %d, DSACKs %d, "
+              "RTOs %d" % (test, r["cc"], r["profile"],
+                           r["goodput_bps"] / 1e6, r["recoveries"],
+                           r["fast_retrans_segs"], r["dsacks"],
+                           r["timeouts"]))
+
+
+# ---- the module itself -------------------------------------------------
+
+def _rn_pair(family, addr):
+    """A connected pair over loopback; the client uses rn."""
+    srv = socket.socket(family, socket.SOCK_STREAM)
+    srv.bind((addr, 0))
+    srv.listen(1)
+    cli = socket.socket(family, socket.SOCK_STREAM)
+    cli.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"rn")
+    cli.connect(srv.getsockname()[:2])
+    acc, _ = srv.accept()
+    srv.close()
+    return cli, acc
+
+
+def _pump(cli, acc, nbytes):
+    def sink():
+        got = 0
+        while got < nbytes:
+            d = acc.recv(65536)
+            if not d:
+                break
+            got += len(d)
+    t = threading.Thread(target=sink)
+    t.start()
+    cli.sendall(b"x" * nbytes)
+    t.join()
+
+
+def _delete_module(name):
+    """delete_module(2) without waiting: 0 or the errno."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = 176                                # x86_64 __NR_delete_module
+    if libc.syscall(nr, name.encode(), os.O_NONBLOCK) == 0:
+        return 0
+    return ctypes.get_errno()
+
+
+def _refcnt():
+    return int(open("/sys/module/tcp_rn/refcnt").read())
+
+
+def test_get_info_hook_and_rmmod_refused_while_in_use():
+    """ss -ti shows rn's state; the hook reads ACKs over IPv4 and IPv6;
+    rmmod is refused while a socket uses rn, and works after."""
+    run(["ip", "link", "set", "lo", "up"])
+    pairs = [_rn_pair(socket.AF_INET, "127.0.0.1"),
+             _rn_pair(socket.AF_INET6, "::1")]
+    try:
+        for cli, acc in pairs:
+            assert cli.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION,
+                                  16).rstrip(b"\0") == b"rn"
+            before = proc_counters(open("/proc/net/rn_sender").read())
+            _pump(cli, acc, 16 << 20)
+            after = proc_counters(open("/proc/net/rn_sender").read())
+            assert after["acks_read"] > before["acks_read"] + 5, \
+                cli.family
+        ss = run(["ss", "-tinH", "state", "established"]).stdout
+        rows = parse_rn_ss(ss)
+        assert len(rows) == 2, ss
+        for r in rows:       # no hole ever on loopback: the rule is SACK's
+            assert r == {**r, "false_frs": 0, "dupthresh": 3, "kval": 0,
+                         "dn_acks": 0}, r
+        assert _refcnt() >= 2
+        # kmod's rmmod sees the reference count and refuses (EBUSY, "in
+        # use"); the kernel itself refuses with EWOULDBLOCK.
+        r = run(["rmmod", "tcp_rn"], check=False)
+        assert r.returncode != 0 and "in use" in r.stderr, r.stderr
+        assert _delete_module("tcp_rn") == errno.EWOULDBLOCK
+        assert os.path.isdir("/sys/module/tcp_rn")
+    finally:
+        for cli, acc in pairs:
+            cli.close()
+            acc.close()
+    deadline = time.monotonic() + 30
+    while _refcnt() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    r = run(["rmmod", "tcp_rn"], check=False)
+    assert r.returncode == 0, r.stderr
+    insmod(RN_KO)
+    assert os.path.exists("/proc/net/rn_sender")
+
+
+# ---- seed 001 §VII: mild reordering -------------------------------------
+
+def test_mild_reordering_rn_vs_reno():
+    """§VII-A at 5 % delayed packets, summed over two pairs of simultaneous
+    30 s runs: rn records fewer fast retransmits (recovery episodes) than
+    reno.  Its goodput must not fall more than 10 % below reno's; the
+    measured difference is printed.  (Higher goodput, as seed 001 finds
+    against SACK, is not asserted: reno here has RACK and D-SACK/timestamp
+    undo, which make its spurious fast retransmits cheap, and in the
+    emulated VM the pairs differ by a few per cent either way;
+    docs/rn-tcp-results.md holds the numbers.)  ss shows rn's rule in
+    force: the stack's reordering (tp->reordering) is get_info's
+    dupthresh."""
+    runs = []
+    for _ in range(2):
+        runs += parallel(dict(cc="rn", overrides={}, sample=True),
+                         dict(cc="reno", overrides={}))
+    record("mild_reorder", runs)
+    rn = [r for r in runs if r["cc"] == "rn"]
+    reno = [r for r in runs if r["cc"] == "reno"]
+    rn_fr = sum(r["recoveries"] for r in rn)
+    reno_fr = sum(r["recoveries"] for r in reno)
+    rn_gp = sum(r["goodput_bps"] for r in rn)
+    reno_gp = sum(r["goodput_bps"] for r in reno)
+    print("mild_reorder: rn %d fast retransmits, %.3f Mbit/s; reno %d, "
+          "%.3f Mbit/s; goodput %+.1f %%" %
+          (rn_fr, rn_gp / 2e6, reno_fr, reno_gp / 2e6,
+           100 * (rn_gp / reno_gp - 1)))
+
+    # The receiver classified holes, and rn believed it.
+    for r in rn:
+        assert r["rn_host"].get("opt_trusted", 0) > 0, r["rn_host"]
+        assert r["rn"]["acks_dn"] > 0 and r["rn"]["trains_reorder"] > 0
+        assert r["rn"]["trains_reorder"] > r["rn"]["trains_drop"]
+        assert r["rn"]["peers_distrusted"] == 0
+    assert rn_fr < reno_fr
+    assert rn_gp >= 0.90 * reno_gp
+
+    # RACK is on (the default): rn held it back and triggered it itself.
+    for r in rn:
+        assert r["tcp_recovery"] == "1"
+        assert r["rn"]["rack_held_acks"] > 0
+        assert r["rn"]["rack_triggered"] > 0
+
+    # get_info in ss, and tp->reordering ("reordering:N") is dupthresh.
+    ss = [s for r in rn for s in r["ss"]]
+    assert ss, "no rn socket seen by ss"
+    same = [s for s in ss if s["reordering"] == s["dupthresh"]]
+    assert len(same) >= 0.8 * len(ss), ss
+    big = [s for s in ss if s["dupthresh"] > 3]
+    assert big, ss
+    assert max(s["dupthresh"] for s in big) >= 20
+    for s in big:          # max(4, swnd * (1 + kval)), kval = k * c
+        assert s["dupthresh"] >= 4
+        assert s["kval"] >= 100 and s["kval"] % 100 == 0, s
+    assert max(s["dn_acks"] for s in ss) > 0
+
+
+# ---- §VII-B: drops only ------------------------------------------------
+
+def test_drops_only_rn_close_to_reno():
+    """§VII-B, drops only: no packet is delayed, and the losses are the
+    drop-tail EPDN bottleneck's own (recorded and reported, so the
+    receiver leaves the bit clear).  rn classifies the holes as drops,
+    retransmits at 3 dupACKs like SACK, and its goodput is within 10 % of
+    reno's (two pairs of simultaneous 25 s runs).  Extra random drops at
+    1 % make single runs differ by +-20 % either way in this VM, more than
+    this test can average out in its time (docs/rn-tcp-results.md)."""
+    drops = {"forward.reorder.fraction": 0.0}
+    runs = []
+    for _ in range(2):
+        runs += parallel(dict(cc="rn", overrides=drops, duration=DROPS_S),
+                         dict(cc="reno", overrides=drops, duration=DROPS_S))
+    record("drops_only", runs)
+    rn_gp = sum(r["goodput_bps"] for r in runs if r["cc"] == "rn")
+    reno_gp = sum(r["goodput_bps"] for r in runs if r["cc"] == "reno")
+    print("drops_only: rn %.3f Mbit/s, reno %.3f Mbit/s (%+.1f %%)" %
+          (rn_gp / 2e6, reno_gp / 2e6, 100 * (rn_gp / reno_gp - 1)))
+    for r in runs:         # the losses reached rn as drops
+        if r["cc"] == "rn":
+            assert r["rn"]["trains_drop"] > 0
+            assert r["rn_host"]["acks_unmarked"] > 0
+    assert abs(rn_gp - reno_gp) <= 0.10 * reno_gp
+
+
+# ---- classic dupthresh, and RN-TCP-ES ----------------------------------
+
+def test_classic_dupthresh_and_es():
+    """With RACK off (net.ipv4.tcp_recovery=0) rn's rule is the classic
+    dupthresh itself: reordering:N in ss equals get_info's dupthresh and
+    RACK is never touched.  With es=1 and no RN-TCP receiver (so rn acts as
+    SACK and fast-retransmits delayed packets), D-SACK-paired transmissions
+    give RTT samples (seed 000 §4.7)."""
+    set_param("es", 1)
+    try:
+        classic, no_rcv = parallel(
+            dict(cc="rn", overrides={}, profile="dsack-r", duration=SHORT_S,
+                 sample=True),
+            dict(cc="rn", overrides={}, duration=SHORT_S, receiver=False))
+    finally:
+        set_param("es", 0)
+    record("classic_es", [classic, no_rcv])
+    assert classic["tcp_recovery"] == "0"
+    assert classic["rn"]["rack_held_acks"] == 0
+    assert classic["rn"].get("rack_triggered", 0) == 0
+    ss = classic["ss"]
+    assert ss and any(s["dupthresh"] > 3 for s in ss), ss
+    same = [s for s in ss if s["reordering"] == s["dupthresh"]]
+    assert len(same) >= 0.8 * len(ss), ss
+
+    # Without the receiver no ACK carries the bit: SACK's rule.
+    assert no_rcv["rn"]["acks_dn"] == 0
+    assert no_rcv["rn"]["trains_reorder"] == 0
+    assert no_rcv["rn"]["false_fast_retransmits"] > 0
+    assert no_rcv["rn"]["es_samples"] > 0
