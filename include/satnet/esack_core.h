@@ -25,17 +25,7 @@
 #ifndef SATNET_ESACK_CORE_H
 #define SATNET_ESACK_CORE_H
 
-#ifdef __KERNEL__
-#include <linux/types.h>
-#else
-#include <stdbool.h>
-#include <linux/types.h>
-typedef __u8 u8;
-typedef __u16 u16;
-typedef __u32 u32;
-typedef __u64 u64;
-typedef __s32 s32;
-#endif
+#include <satnet/types.h>
 
 /* A2's reduction, percent of cwnd (seed 002, rule A2: 60 %). */
 #define ESACK_FIRST_DEFAULT	60

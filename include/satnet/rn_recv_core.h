@@ -19,17 +19,11 @@
 #ifndef SATNET_RN_RECV_CORE_H
 #define SATNET_RN_RECV_CORE_H
 
+#include <satnet/types.h>
 #ifdef __KERNEL__
-#include <linux/types.h>
 #include <linux/string.h>
 #else
-#include <stdbool.h>
 #include <string.h>
-#include <linux/types.h>
-typedef __u8 u8;
-typedef __u16 u16;
-typedef __u32 u32;
-typedef __s32 s32;
 #endif
 
 #include <satnet/epdn_wire.h>

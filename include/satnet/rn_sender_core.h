@@ -19,18 +19,7 @@
 #ifndef SATNET_RN_SENDER_CORE_H
 #define SATNET_RN_SENDER_CORE_H
 
-#ifdef __KERNEL__
-#include <linux/types.h>
-#else
-#include <stdbool.h>
-#include <linux/types.h>
-typedef __u8 u8;
-typedef __u16 u16;
-typedef __u32 u32;
-typedef __u64 u64;
-typedef __s32 s32;
-typedef __s64 s64;
-#endif
+#include <satnet/types.h>
 
 #include <satnet/rn_wire.h>
 

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel's integer types for the plain-C algorithm cores, so that the
+ * same core file compiles into a module and into a userspace unit test.
+ */
+#ifndef SATNET_TYPES_H
+#define SATNET_TYPES_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <linux/types.h>
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
+#endif
+
+#endif /* SATNET_TYPES_H */
