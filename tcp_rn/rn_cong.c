@@ -42,6 +42,11 @@
  * that ACK, for either rule, lets RACK run with a zero reordering window,
  * which marks the hole lost (rn_rack_steer()).
  * Recovery itself is the stack's SACK recovery (and RACK's, if on).
+ *
+ * Clients.  The hook serves any congestion control registered with
+ * rn_latch_register() whose private area begins with a latch, and the
+ * RACK steering is exported: TCP-R (tcp_r.ko) reads the same receiver's
+ * bit through them (include/satnet/rn_latch_api.h).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -62,6 +67,7 @@
 
 #include <satnet/rn_wire.h>
 #include <satnet/rn_sender_core.h>
+#include <satnet/rn_latch_api.h>
 
 static unsigned int c_permille __read_mostly = RN_C_PERMILLE;
 module_param(c_permille, uint, 0644);
@@ -91,11 +97,15 @@ MODULE_PARM_DESC(ece_rtts,
 #define RN_C_PERMILLE_MAX	10000
 #define RN_ECE_RTTS_MAX		64
 #define RN_LOCK_BITS		6
+#define RN_CLIENTS_MAX		4
 
-/* Private area: the core's state, the latch the hook fills, our own. */
+/*
+ * Private area: the latch the hook fills (first, as for every client of
+ * rn_latch_register()), the core's state, our own.
+ */
 struct rn {
-	struct rn_sender core;	/* 68 bytes */
 	struct rn_latch latch;	/* 24 bytes, under rn_lock(sk) */
+	struct rn_sender core;	/* 68 bytes */
 	u32 dsack_dups;		/* tp->dsack_dups at the last ACK */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
 	u8 flags;		/* RN_M_* */
@@ -160,6 +170,9 @@ struct rn_net {
 static unsigned int rn_net_id __read_mostly;
 static spinlock_t rn_locks[1 << RN_LOCK_BITS];
 static struct tcp_congestion_ops tcp_rn;
+/* Other senders whose sockets the hook serves: see rn_latch_register(). */
+static struct tcp_congestion_ops *rn_clients[RN_CLIENTS_MAX];
+static DEFINE_MUTEX(rn_clients_mutex);
 
 static void rn_count(const struct net *net, enum rn_mib_item i)
 {
@@ -187,10 +200,24 @@ static void rn_params(const struct sock *sk, struct rn_params *p)
 	p->lt_ext = READ_ONCE(lt_ext);
 }
 
-static bool rn_is_rack(const struct sock *sk)
+bool rn_is_rack(const struct sock *sk)
 {
 	return READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_recovery) &
 	       TCP_RACK_LOSS_DETECTION;
+}
+EXPORT_SYMBOL_GPL(rn_is_rack);
+
+/* Does the hook serve sockets of this congestion control? */
+static bool rn_served(const struct tcp_congestion_ops *ops)
+{
+	int i;
+
+	if (ops == &tcp_rn)
+		return true;
+	for (i = 0; i < RN_CLIENTS_MAX; i++)
+		if (ops && READ_ONCE(rn_clients[i]) == ops)
+			return true;
+	return false;
 }
 
 /* ---- the hook: reading the drop-negative bit ---- */
@@ -217,7 +244,7 @@ static bool rn_ack_in_window(const struct sock *sk, struct rn_wire *w,
 static void rn_latch_ack(struct sock *sk, struct rn_wire *w,
 			 u32 payload, struct net *net)
 {
-	struct rn *ca = inet_csk_ca(sk);
+	struct rn_latch *l = inet_csk_ca(sk);
 	spinlock_t *lock = rn_lock(sk);
 	bool distrust = false, latched = false;
 
@@ -230,13 +257,12 @@ static void rn_latch_ack(struct sock *sk, struct rn_wire *w,
 		return;
 	}
 	spin_lock_bh(lock);
-	if ((ca->latch.flags & RN_L_READY) &&
-	    READ_ONCE(inet_csk(sk)->icsk_ca_ops) == &tcp_rn) {
-		u8 bogus = ca->latch.bogus;
+	if ((l->flags & RN_L_READY) &&
+	    rn_served(READ_ONCE(inet_csk(sk)->icsk_ca_ops))) {
+		u8 bogus = l->bogus;
 
-		rn_latch_update(&ca->latch, w);
-		distrust = bogus < RN_BOGUS_MAX &&
-			   ca->latch.bogus >= RN_BOGUS_MAX;
+		rn_latch_update(l, w);
+		distrust = bogus < RN_BOGUS_MAX && l->bogus >= RN_BOGUS_MAX;
 		latched = true;
 	}
 	spin_unlock_bh(lock);
@@ -314,7 +340,7 @@ static void rn_hook_tcp(struct sk_buff *skb, struct net *net, u8 pf,
 	if (!sk)
 		return;
 	if (sk_fullsock(sk) && sk->sk_protocol == IPPROTO_TCP &&
-	    READ_ONCE(inet_csk(sk)->icsk_ca_ops) == &tcp_rn)
+	    rn_served(READ_ONCE(inet_csk(sk)->icsk_ca_ops)))
 		rn_latch_ack(sk, &w, skb->len - thoff - w.hdr_len, net);
 	if (ref)
 		sock_gen_put(sk);
@@ -365,54 +391,113 @@ static const struct nf_hook_ops rn_nf_ops[] = {
 #endif
 };
 
-/* ---- RACK ---- */
+/* ---- the latch, for rn and for registered clients ---- */
 
-/* Give RACK back the reordering window we zeroed for one ACK. */
-static void rn_rack_restore(struct sock *sk)
+void rn_latch_open(struct sock *sk)
 {
-	struct rn *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
+	struct rn_latch *l = inet_csk_ca(sk);
+	spinlock_t *lock = rn_lock(sk);
 
-	if (!(ca->flags & RN_M_STEPS))
-		return;
-	ca->flags &= ~RN_M_STEPS;
-	tp->rack.reo_wnd_steps = max(ca->rack_steps, tp->rack.reo_wnd_steps);
+	spin_lock_bh(lock);
+	*l = (struct rn_latch){ .flags = RN_L_READY };
+	spin_unlock_bh(lock);
 }
+EXPORT_SYMBOL_GPL(rn_latch_open);
+
+void rn_latch_close(struct sock *sk)
+{
+	struct rn_latch *l = inet_csk_ca(sk);
+	spinlock_t *lock = rn_lock(sk);
+
+	spin_lock_bh(lock);
+	l->flags &= ~RN_L_READY;
+	spin_unlock_bh(lock);
+}
+EXPORT_SYMBOL_GPL(rn_latch_close);
+
+void rn_latch_read(struct sock *sk, bool take_dsack, struct rn_latch *out)
+{
+	struct rn_latch *l = inet_csk_ca(sk);
+	spinlock_t *lock = rn_lock(sk);
+
+	spin_lock_bh(lock);
+	*out = *l;
+	if (take_dsack)
+		l->flags &= ~RN_L_DSACK;
+	spin_unlock_bh(lock);
+}
+EXPORT_SYMBOL_GPL(rn_latch_read);
 
 /*
- * RACK marks a segment lost once a later one was delivered and its
- * reordering window has passed, whatever tp->reordering says.  While a
- * reordered hole waits for dupthresh, clear rack.advanced so that this
- * ACK's loss detection skips RACK.  A dropped hole is left to RACK, whose
- * timer may retransmit it before the third dupACK, never after: at
- * dupthresh (either rule), zero the window and present the hole's age as
- * RACK's RTT: the hole (sent before every younger one) is then overdue
- * and marked lost now, while the younger holes are left to RACK's own
- * reordering window in recovery, as classic SACK leaves them to
- * tp->reordering.  Both values are RACK's per-ACK state: the next ACK
- * sets rack.rtt_us afresh, and rn_rack_restore() gives the window back.
+ * A client's private area must begin with a struct rn_latch, opened in
+ * its init() and closed in its release().  The hook only reads the slots
+ * (under RCU, as netfilter hooks run): unregistering waits for it.
  */
-static void rn_rack_steer(struct sock *sk, const struct rn_verdict *v)
+int rn_latch_register(struct tcp_congestion_ops *ops)
 {
-	struct rn *ca = inet_csk_ca(sk);
+	int i, err = -ENOSPC;
+
+	mutex_lock(&rn_clients_mutex);
+	for (i = 0; i < RN_CLIENTS_MAX; i++) {
+		if (rn_clients[i] == ops) {
+			err = -EEXIST;
+			break;
+		}
+		if (!rn_clients[i] && err == -ENOSPC)
+			err = i;
+	}
+	if (err >= 0) {
+		WRITE_ONCE(rn_clients[err], ops);
+		err = 0;
+	}
+	mutex_unlock(&rn_clients_mutex);
+	return err;
+}
+EXPORT_SYMBOL_GPL(rn_latch_register);
+
+void rn_latch_unregister(struct tcp_congestion_ops *ops)
+{
+	int i;
+
+	mutex_lock(&rn_clients_mutex);
+	for (i = 0; i < RN_CLIENTS_MAX; i++)
+		if (rn_clients[i] == ops)
+			WRITE_ONCE(rn_clients[i], NULL);
+	mutex_unlock(&rn_clients_mutex);
+	synchronize_net();
+}
+EXPORT_SYMBOL_GPL(rn_latch_unregister);
+
+/* ---- RACK ---- */
+
+bool rn_rack_hold(struct sock *sk)
+{
 	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!tp->rack.advanced)
+		return false;
+	tp->rack.advanced = 0;
+	return true;
+}
+EXPORT_SYMBOL_GPL(rn_rack_hold);
+
+/*
+ * Zero RACK's reordering window and present the head's age as RACK's RTT:
+ * the head (sent before every younger segment) is then overdue and marked
+ * lost on this ACK, while younger holes are left to RACK's own window in
+ * recovery, as classic SACK leaves them to tp->reordering.  Both values
+ * are RACK's per-ACK state: the next ACK sets rack.rtt_us afresh.
+ */
+u8 rn_rack_fire(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u8 steps = tp->rack.reo_wnd_steps;
 	struct sk_buff *skb;
 	u32 age;
 
-	if (!tp->sacked_out)
-		return;
-	if (!v->recover) {
-		if (v->cls == RN_CLS_REORDER && tp->rack.advanced) {
-			tp->rack.advanced = 0;
-			rn_count(sock_net(sk), RN_MIB_RACK_HELD);
-		}
-		return;
-	}
-	ca->rack_steps = tp->rack.reo_wnd_steps;
-	ca->flags |= RN_M_STEPS;
 	tp->rack.reo_wnd_steps = 0;
 	if (!tp->rack.mstamp)
-		return;			/* nothing delivered yet to compare */
+		return steps;		/* nothing delivered yet to compare */
 	tp->rack.advanced = 1;
 	skb = tcp_rtx_queue_head(sk);
 	if (skb && !(TCP_SKB_CB(skb)->sacked & TCPCB_SACKED_ACKED)) {
@@ -421,6 +506,49 @@ static void rn_rack_steer(struct sock *sk, const struct rn_verdict *v)
 		if (age > tp->rack.rtt_us + 1)
 			tp->rack.rtt_us = age - 1;
 	}
+	return steps;
+}
+EXPORT_SYMBOL_GPL(rn_rack_fire);
+
+void rn_rack_restore(struct sock *sk, u8 steps)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	tp->rack.reo_wnd_steps = max(steps, tp->rack.reo_wnd_steps);
+}
+EXPORT_SYMBOL_GPL(rn_rack_restore);
+
+/* Give RACK back the reordering window we zeroed for one ACK. */
+static void rn_rack_giveback(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+
+	if (!(ca->flags & RN_M_STEPS))
+		return;
+	ca->flags &= ~RN_M_STEPS;
+	rn_rack_restore(sk, ca->rack_steps);
+}
+
+/*
+ * RACK marks a segment lost once a later one was delivered and its
+ * reordering window has passed, whatever tp->reordering says.  While a
+ * reordered hole waits for dupthresh, hold RACK back on this ACK.  A
+ * dropped hole is left to RACK, whose timer may retransmit it before the
+ * third dupACK, never after: at dupthresh (either rule), fire RACK.
+ */
+static void rn_rack_steer(struct sock *sk, const struct rn_verdict *v)
+{
+	struct rn *ca = inet_csk_ca(sk);
+
+	if (!tcp_sk(sk)->sacked_out)
+		return;
+	if (!v->recover) {
+		if (v->cls == RN_CLS_REORDER && rn_rack_hold(sk))
+			rn_count(sock_net(sk), RN_MIB_RACK_HELD);
+		return;
+	}
+	ca->rack_steps = rn_rack_fire(sk);
+	ca->flags |= RN_M_STEPS;
 	rn_count(sock_net(sk), RN_MIB_RACK_TRIGGER);
 }
 
@@ -493,7 +621,6 @@ static void rn_es_ack(struct sock *sk, const struct rn_ack *a)
 static void rn_init(struct sock *sk)
 {
 	struct rn *ca = inet_csk_ca(sk);
-	spinlock_t *lock = rn_lock(sk);
 	struct rn_params p;
 
 	rn_params(sk, &p);
@@ -501,20 +628,13 @@ static void rn_init(struct sock *sk)
 	ca->dsack_dups = tcp_sk(sk)->dsack_dups;
 	ca->rack_steps = 0;
 	ca->flags = 0;
-	spin_lock_bh(lock);
-	ca->latch = (struct rn_latch){ .flags = RN_L_READY };
-	spin_unlock_bh(lock);
+	rn_latch_open(sk);
 }
 
 /* Before the stack reuses the private area: no more hook writes. */
 static void rn_release(struct sock *sk)
 {
-	struct rn *ca = inet_csk_ca(sk);
-	spinlock_t *lock = rn_lock(sk);
-
-	spin_lock_bh(lock);
-	ca->latch.flags &= ~RN_L_READY;
-	spin_unlock_bh(lock);
+	rn_latch_close(sk);
 }
 
 /* Reno's, from the cwnd the limited transmit cap may be holding back. */
@@ -567,7 +687,7 @@ static void rn_set_state(struct sock *sk, u8 new_state)
 	struct rn_params p;
 	u32 end;
 
-	rn_rack_restore(sk);
+	rn_rack_giveback(sk);
 	if (new_state != TCP_CA_Recovery ||
 	    inet_csk(sk)->icsk_ca_state == TCP_CA_Recovery)
 		return;
@@ -600,7 +720,6 @@ static void rn_gather(struct sock *sk, u32 flags, struct rn_ack *a)
 	struct rn *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u8 state = inet_csk(sk)->icsk_ca_state;
-	spinlock_t *lock = rn_lock(sk);
 	u32 min_rtt = tcp_min_rtt(tp);
 	struct rn_latch l;
 
@@ -624,12 +743,7 @@ static void rn_gather(struct sock *sk, u32 flags, struct rn_ack *a)
 		a->state = RN_STATE_OPEN;
 	ca->dsack_dups = tp->dsack_dups;
 
-	spin_lock_bh(lock);
-	l = ca->latch;
-	if (a->dsack)
-		ca->latch.flags &= ~RN_L_DSACK;
-	spin_unlock_bh(lock);
-
+	rn_latch_read(sk, a->dsack, &l);
 	if ((l.flags & RN_L_VALID) && l.seq == a->snd_una) {
 		a->dn_known = 1;
 		a->dn_set = l.dn_set;
@@ -653,7 +767,7 @@ static void rn_in_ack_event(struct sock *sk, u32 flags)
 	struct rn_params p;
 	struct rn_ack a;
 
-	rn_rack_restore(sk);
+	rn_rack_giveback(sk);
 	rn_params(sk, &p);
 	rn_gather(sk, flags, &a);
 	rn_on_ack(&ca->core, &p, &a, &v);
@@ -792,6 +906,7 @@ static int __init rn_register(void)
 	int err, i;
 
 	BUILD_BUG_ON(sizeof(struct rn) > ICSK_CA_PRIV_SIZE);
+	BUILD_BUG_ON(offsetof(struct rn, latch) != 0);
 	for (i = 0; i < ARRAY_SIZE(rn_locks); i++)
 		spin_lock_init(&rn_locks[i]);
 	err = register_pernet_subsys(&rn_net_ops);
