@@ -34,3 +34,32 @@ def insmod(path):
     subprocess.call(["rmmod", name], stderr=subprocess.DEVNULL)
     r = subprocess.run(["insmod", path], capture_output=True, text=True)
     assert r.returncode == 0, "insmod %s: %s" % (path, r.stderr)
+
+
+def parallel(flow, jobs, timeout=900):
+    """Run flow(port=..., barrier=..., **job) for every job in its own
+    thread: each flow sets up its own topology, waits at the barrier until
+    all are up, runs, and waits again before reading counters, so that the
+    flows share the emulated CPU alike.  Results in job order; the first
+    error is raised."""
+    import threading
+
+    out, errs = [None] * len(jobs), []
+    barrier = threading.Barrier(len(jobs), timeout=timeout)
+
+    def work(i, kw):
+        try:
+            out[i] = flow(port=5201 + i, barrier=barrier, **kw)
+        except BaseException as e:          # reported below
+            errs.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=work, args=(i, kw))
+               for i, kw in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errs:
+        raise errs[0]
+    return out

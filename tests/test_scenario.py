@@ -47,11 +47,20 @@ def test_geo_derived_values():
     ("forward.loss", 1.0, "< 1"),
     ("forward.per", 0.01, "not both"),
     ("forward.bogus", 1, "unknown key"),
+    ("bottleneck.epdn_domain", True, "needs bottleneck.qdisc"),
+    ("bottleneck.epdn_domain", "yes", "true or false"),
 ])
 def test_bad_scenario_values_are_refused(key, val, msg):
     with pytest.raises(ScenarioError, match=msg):
         sc = load_scenario("geo", {key: val})
         sc.limit_packets()
+
+
+def test_epdn_domain_key():
+    sc = load_scenario("geo", {"bottleneck.qdisc": "epdn",
+                               "bottleneck.epdn_domain": True})
+    assert sc.epdn_domain and sc.describe()["epdn_domain"]
+    assert not load_scenario("geo").epdn_domain
 
 
 def test_truncated_normal_table_is_clipped_at_three_sigma():

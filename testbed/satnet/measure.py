@@ -141,7 +141,13 @@ SS_FIELDS = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)",
              "bytes_retrans": r"bytes_retrans:(\d+)",
              "retrans_total": r"\bretrans:\d+/(\d+)",
              "reordering": r"\breordering:(\d+)",
-             "lost": r"\blost:(\d+)"}
+             "lost": r"\blost:(\d+)",
+             # Our modules report through the DCTCP slot of get_info
+             # (rn, r, esack: see each module's docs for the meaning).
+             "dctcp_ce_state": r"dctcp:\(ce_state:(\d+)",
+             "dctcp_alpha": r"dctcp:\([^)]*\balpha:(\d+)",
+             "dctcp_ab_ecn": r"dctcp:\([^)]*\bab_ecn:(\d+)",
+             "dctcp_ab_tot": r"dctcp:\([^)]*\bab_tot:(\d+)"}
 
 
 def parse_ss(text):

@@ -127,7 +127,7 @@ class Scenario:
         self.source = d.get("source", "")
         b = d.get("bottleneck", {})
         _check_keys(b, "bottleneck", ("rate_mbit", "qdisc", "limit",
-                                      "epdn", "red"))
+                                      "epdn", "red", "epdn_domain"))
         self.rate_bps = _positive(b.get("rate_mbit", 0),
                                   "bottleneck.rate_mbit", False) * 1e6
         if self.rate_bps > ACCESS_RATE_BPS:
@@ -139,6 +139,15 @@ class Scenario:
                                 ", ".join(QDISCS))
         self.limit = b.get("limit", "bdp")
         self.epdn_args = b.get("epdn", "")
+        # RN-TCP and TCP-R: origin at the senders, RN-TCP receivers, R2
+        # an EPDN router too (Topology.epdn_domain()).
+        self.epdn_domain = b.get("epdn_domain", False)
+        if not isinstance(self.epdn_domain, bool):
+            raise ScenarioError("bottleneck.epdn_domain must be true or "
+                                "false")
+        if self.epdn_domain and self.qdisc != "epdn":
+            raise ScenarioError("bottleneck.epdn_domain needs "
+                                "bottleneck.qdisc = \"epdn\"")
         self.red = b.get("red", {})
         self.fwd = Direction(d.get("forward", {}), "forward", 1500)
         self.ack = Direction(d.get("ack", {}), "ack", ACK_BYTES,
@@ -185,6 +194,7 @@ class Scenario:
         return {
             "name": self.name, "source": self.source,
             "rate_bps": self.rate_bps, "qdisc": self.qdisc,
+            "epdn_domain": self.epdn_domain,
             "limit_packets": self.limit_packets(),
             "base_rtt_ms": self.base_rtt_ms(),
             "forward": vars_of(self.fwd), "ack": vars_of(self.ack),

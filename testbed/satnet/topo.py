@@ -77,6 +77,8 @@ OWN_MODULES = {"sch_epdn": "sch_epdn/sch_epdn.ko",
                "rn_host": "tcp_rn/rn_host.ko",
                "tcp_r": "tcp_r/tcp_r.ko",
                "tcp_esack": "tcp_esack/tcp_esack.ko"}
+# What insmod cannot resolve by itself (modprobe reads modules.dep).
+OWN_DEPENDS = {"tcp_r": ("tcp_rn",)}
 
 
 def modprobe(*mods):
@@ -87,6 +89,7 @@ def modprobe(*mods):
             continue
         r = run(["modprobe", m], check=False)
         if r.returncode and m in OWN_MODULES:
+            modprobe(*OWN_DEPENDS.get(m, ()))
             r = run(["insmod", os.path.join(TOP, OWN_MODULES[m])],
                     check=False)
             if r.returncode and os.path.isdir("/sys/module/" + m):
@@ -189,6 +192,8 @@ class Topology:
         self.offloads()
         self.sysctls()
         self.qdiscs()
+        if self.sc.epdn_domain:
+            self.epdn_domain()
 
     def link_table(self):
         """(ns, dev, addr/prefix) pairs of every veth link."""
@@ -336,6 +341,29 @@ class Topology:
         ]
 
     # -- teardown ---------------------------------------------------------
+    def epdn_domain(self, r2=True):
+        """Make the path one EPDN domain for RN-TCP and TCP-R: every
+        sender originates the EPDN option (net.rn.epdn_origin), every
+        receiver runs the RN-TCP receiver (net.rn.receiver), and, with r2,
+        R2 lowers EPDN-TTL as it forwards (an ifb with an epdn qdisc at
+        its ingress), so that EPDN-TTL equals TTL at the receiver.  Needs
+        an epdn bottleneck and rn_host.ko (docs/rn-tcp.md)."""
+        modprobe("rn_host", "sch_epdn")
+        for ns in self.snd:
+            self.ex(ns, ["sysctl", "-q", "-w", "net.rn.epdn_origin=1"])
+        for ns in self.rcv:
+            self.ex(ns, ["sysctl", "-q", "-w", "net.rn.receiver=1"])
+        if not r2:
+            return
+        modprobe("ifb", "act_mirred", "cls_u32")
+        self.ex(self.r2, ["ip", "link", "add", "ifb0", "type", "ifb"])
+        self.ex(self.r2, ["ip", "link", "set", "ifb0", "up"])
+        self.tc_batch(self.r2, [
+            "qdisc add dev b handle ffff: ingress",
+            "filter add dev b parent ffff: protocol ip u32 match u32 0 0 "
+            "action mirred egress redirect dev ifb0",
+            "qdisc add dev ifb0 root epdn limit 10000"])
+
     def down(self):
         for ns in reversed(self.created):
             pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()

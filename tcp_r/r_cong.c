@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP R: TCP-R (Robust TCP), congestion control "r".
+ *
+ * A. Sathiaseelan, "TCP-R with EPDN: Handling Out of Order Packets in
+ * Error Prone Satellite Networks" (seed 000) §2.2 and §2.2.1.
+ *
+ * The receiver is RN-TCP's (rn_host.ko, net.rn.receiver=1) behind EPDN
+ * gateways in mode v3, which report congestion drops only: the
+ * drop-negative bit on a dupACK then means "reordered or corrupted".  The
+ * bit is read by tcp_rn.ko's hook into a latch at the start of our
+ * private area (include/satnet/rn_latch_api.h).  The rules are in
+ * r_core.c; this file maps them onto the stack:
+ *
+ * dupthresh.  Fast retransmit after three dupACKs, whatever the path:
+ * tp->reordering is held at 3 for classic loss detection, and with RACK
+ * (net.ipv4.tcp_recovery & 1) the hole is marked lost at the third dupACK
+ * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh.
+ *
+ * Modified fast recovery.  The stack enters Recovery with the ssthresh
+ * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
+ * the recovery begins on the modified path, set_state() replaces the
+ * ssthresh by the cwnd before the loss: PRR then only conserves packets
+ * and lets the window grow back, and the end of recovery sets cwnd to the
+ * old cwnd.  The ssthresh before the loss is given back at the end.  An
+ * ECE or a dupACK without the bit during the recovery halves ssthresh from
+ * the old cwnd, and PRR carries out the standard reduction from then on.
+ *
+ * Lost retransmissions.  RACK marks a retransmission lost when a segment
+ * sent after it is delivered, inside the same recovery: no second cwnd
+ * reduction follows, and after a modified recovery none at all (seed 003
+ * §3.1 Case 3).  A timeout in a modified recovery keeps its ssthresh.
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/inet_diag.h>
+#include <net/tcp.h>
+
+#include <satnet/rn_latch_api.h>
+#include <satnet/r_core.h>
+
+static unsigned int ece_rtts __read_mostly = R_ECE_RTTS;
+module_param(ece_rtts, uint, 0644);
+MODULE_PARM_DESC(ece_rtts,
+		 "An ECE is recent for this many srtt: no modified fast recovery meanwhile (default 1, seed 000 §2.2.1)");
+
+static bool rack_steer __read_mostly = true;
+module_param(rack_steer, bool, 0644);
+MODULE_PARM_DESC(rack_steer,
+		 "With RACK on, retransmit at the third dupACK (default 1; 0 leaves the timing to RACK)");
+
+struct r {
+	struct rn_latch latch;	/* first: tcp_rn's hook fills it */
+	struct r_sender core;
+	u32 ssthresh_before;	/* snd_ssthresh when ssthresh() was asked */
+	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
+	u8 flags;		/* R_M_* */
+};
+
+#define R_M_STEPS		0x01	/* rack_steps holds a value to restore */
+
+static struct tcp_congestion_ops tcp_r;
+
+static void r_params(struct r_params *p)
+{
+	p->ece_rtts = clamp_t(u32, READ_ONCE(ece_rtts), 1, R_ECE_RTTS_MAX);
+}
+
+static void r_init(struct sock *sk)
+{
+	struct r *ca = inet_csk_ca(sk);
+
+	r_sender_init(&ca->core);
+	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
+	ca->rack_steps = 0;
+	ca->flags = 0;
+	rn_latch_open(sk);
+}
+
+static void r_release(struct sock *sk)
+{
+	rn_latch_close(sk);
+}
+
+/* Reno's; set_state() overrides it for a modified recovery. */
+static u32 r_ssthresh(struct sock *sk)
+{
+	struct r *ca = inet_csk_ca(sk);
+
+	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
+	return tcp_reno_ssthresh(sk);
+}
+
+static void r_rack_giveback(struct sock *sk)
+{
+	struct r *ca = inet_csk_ca(sk);
+
+	if (!(ca->flags & R_M_STEPS))
+		return;
+	ca->flags &= ~R_M_STEPS;
+	rn_rack_restore(sk, ca->rack_steps);
+}
+
+static void r_gather(struct sock *sk, u32 flags, struct r_ack *a)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct rn_latch l;
+
+	rn_latch_read(sk, false, &l);
+	*a = (struct r_ack){
+		.snd_una = tp->snd_una,
+		.srtt_ms = (tp->srtt_us >> 3) / USEC_PER_MSEC,
+		.now_ms = tcp_time_stamp(tp),
+		.ece = !!(flags & CA_ACK_ECE),
+		.dn_distrust = l.bogus >= RN_BOGUS_MAX,
+	};
+	if ((l.flags & RN_L_VALID) && l.seq == a->snd_una) {
+		a->dn_known = 1;
+		a->dn_set = l.dn_set;
+		a->dn_clear = l.dn_clear;
+	}
+}
+
+/* Runs after SACK processing and before loss detection of this ACK. */
+static void r_in_ack_event(struct sock *sk, u32 flags)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u8 state = inet_csk(sk)->icsk_ca_state;
+	struct r_params p;
+	struct r_ack a;
+
+	r_rack_giveback(sk);
+	r_params(&p);
+	r_gather(sk, flags, &a);
+	if (r_on_ack(&ca->core, &p, &a) == R_ACT_HALVE &&
+	    state == TCP_CA_Recovery)
+		tp->snd_ssthresh = r_halve(tp->prior_cwnd);
+
+	tp->reordering = R_DUPTHRESH;
+	if (state < TCP_CA_CWR && tp->sacked_out >= R_DUPTHRESH &&
+	    rn_is_rack(sk) && READ_ONCE(rack_steer)) {
+		ca->rack_steps = rn_rack_fire(sk);
+		ca->flags |= R_M_STEPS;
+	}
+}
+
+static void r_set_state(struct sock *sk, u8 new_state)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u8 old = inet_csk(sk)->icsk_ca_state;
+	struct r_ack a;
+	u32 ssthresh;
+
+	r_rack_giveback(sk);
+	if (new_state == TCP_CA_Recovery && old != TCP_CA_Recovery) {
+		/* From CWR the ECN reduction is already under way. */
+		if (old == TCP_CA_CWR)
+			ca->core.verdict = R_PATH_ECE;
+		a = (struct r_ack){
+			.snd_una = tp->snd_una,
+			.now_ms = tcp_time_stamp(tp),
+		};
+		if (r_recovery_begins(&ca->core, &a, ca->ssthresh_before))
+			tp->snd_ssthresh = max(tp->prior_cwnd, 2U);
+		return;
+	}
+	if (old == TCP_CA_Recovery && new_state != TCP_CA_Recovery) {
+		ssthresh = r_recovery_ends(&ca->core,
+					   new_state == TCP_CA_Loss);
+		if (ssthresh > tp->snd_ssthresh)
+			tp->snd_ssthresh = ssthresh;
+	}
+}
+
+/*
+ * ss -ti shows the counts in the DCTCP slot, the only one iproute2 prints
+ * field by field: "dctcp:(ce_state:<modified>,alpha:<drop>,
+ * ab_ecn:<ece>,ab_tot:<repeat>)", recoveries begun on each path; a
+ * modified recovery that turned standard counts again under drop or ece.
+ */
+static size_t r_get_info(struct sock *sk, u32 ext, int *attr,
+			 union tcp_cc_info *info)
+{
+	const struct r *ca = inet_csk_ca(sk);
+	const u32 *n = ca->core.paths;
+
+	if (ext & (1 << (INET_DIAG_DCTCPINFO - 1)) ||
+	    ext & (1 << (INET_DIAG_VEGASINFO - 1))) {
+		memset(&info->dctcp, 0, sizeof(info->dctcp));
+		info->dctcp.dctcp_enabled = 1;
+		info->dctcp.dctcp_ce_state =
+			min_t(u32, READ_ONCE(n[R_PATH_MODIFIED]), U16_MAX);
+		info->dctcp.dctcp_alpha = READ_ONCE(n[R_PATH_DROP]);
+		info->dctcp.dctcp_ab_ecn = READ_ONCE(n[R_PATH_ECE]);
+		info->dctcp.dctcp_ab_tot = READ_ONCE(n[R_PATH_REPEAT]);
+		*attr = INET_DIAG_DCTCPINFO;
+		return sizeof(info->dctcp);
+	}
+	return 0;
+}
+
+static struct tcp_congestion_ops tcp_r __read_mostly = {
+	.init		= r_init,
+	.release	= r_release,
+	.ssthresh	= r_ssthresh,
+	.cong_avoid	= tcp_reno_cong_avoid,
+	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.set_state	= r_set_state,
+	.in_ack_event	= r_in_ack_event,
+	.get_info	= r_get_info,
+	.owner		= THIS_MODULE,
+	.name		= "r",
+};
+
+static int __init r_register(void)
+{
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct r) > ICSK_CA_PRIV_SIZE);
+	BUILD_BUG_ON(offsetof(struct r, latch) != 0);
+	err = rn_latch_register(&tcp_r);
+	if (err)
+		return err;
+	err = tcp_register_congestion_control(&tcp_r);
+	if (err)
+		rn_latch_unregister(&tcp_r);
+	return err;
+}
+
+/* No socket uses r any more: the module reference count saw to that. */
+static void __exit r_unregister(void)
+{
+	tcp_unregister_congestion_control(&tcp_r);
+	rn_latch_unregister(&tcp_r);
+}
+
+module_init(r_register);
+module_exit(r_unregister);
+
+MODULE_AUTHOR("satnet project");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("TCP-R: no cwnd cut for reordered or corrupted segments (drop-negative bit, ECN)");
+MODULE_ALIAS("tcp-r");
