@@ -667,12 +667,18 @@ static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	tcp_snd_cwnd_set(tp, rn_lt_cap(&ca->core, tp->sacked_out));
 }
 
-/* Reno's undo; under the cap, the undone cwnd is the one held back. */
+/*
+ * Reno's undo; under the cap, the undone cwnd is the one held back.  An
+ * undo proves a retransmission unnecessary, which ends the timeout
+ * fallback as a D-SACK does (rn_on_undo()).
+ */
 static u32 rn_undo_cwnd(struct sock *sk)
 {
 	struct rn *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 
+	if (rn_on_undo(&ca->core))
+		rn_count(sock_net(sk), RN_MIB_FALLBACK_END);
 	if (!(ca->core.flags & RN_F_LT))
 		return tcp_reno_undo_cwnd(sk);
 	ca->core.lt_cwnd = max(ca->core.lt_cwnd, tp->prior_cwnd);
@@ -770,6 +776,7 @@ static void rn_in_ack_event(struct sock *sk, u32 flags)
 	rn_rack_giveback(sk);
 	rn_params(sk, &p);
 	rn_gather(sk, flags, &a);
+	a.no_undo = !tp->rx_opt.tstamp_ok && !tp->dsack_dups;
 	rn_on_ack(&ca->core, &p, &a, &v);
 
 	tp->reordering = v.dupthresh;

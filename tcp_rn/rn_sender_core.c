@@ -8,7 +8,7 @@
  * a hole whose dupACKs do not all carry the bit is believed dropped, and
  * the sender retransmits at 3 dupACKs.  kval = max(ceil(srtt/min_rtt) * c,
  * kval) and doubles on every false fast retransmit a D-SACK reveals.  After
- * a timeout kval is 0 and dupthresh 3 until the first D-SACK.
+ * a timeout kval is 0 and dupthresh 3 until the first D-SACK (or undo).
  */
 #include <satnet/rn_sender_core.h>
 
@@ -310,6 +310,17 @@ void rn_on_ack(struct rn_sender *s, const struct rn_params *p,
 	}
 	if (a->dsack)
 		rn_on_dsack(s, p, a, v);
+	/*
+	 * §IV-B4's fallback lasts until the first D-SACK.  On a connection
+	 * where neither a D-SACK nor the timestamps can ever show that a
+	 * retransmission was unneeded (rn_on_undo()), it would last for
+	 * good; there it ends when the recovery from the timeout is over.
+	 */
+	if ((s->flags & RN_F_FALLBACK) && a->no_undo &&
+	    a->state != RN_STATE_RECOVERY) {
+		s->flags &= ~RN_F_FALLBACK;
+		v->fallback_end = 1;
+	}
 
 	if (a->state == RN_STATE_RECOVERY) {
 		/*
@@ -385,6 +396,23 @@ void rn_on_rto(struct rn_sender *s, const struct rn_params *p)
 	s->applied = p->dupthresh_drop;
 	s->flags |= RN_F_FALLBACK;
 	s->flags &= ~RN_F_FR;	/* its D-SACK would now be ambiguous */
+}
+
+/*
+ * The stack undid a cwnd reduction: a D-SACK or the timestamps (Eifel,
+ * RFC 3522) proved a retransmission unnecessary.  §IV-B4 ends the timeout
+ * fallback at "the first DSACK information", the first evidence that a
+ * retransmission was not needed.  An undo is the same evidence, and it is
+ * the only one a peer that sends no D-SACK (net.ipv4.tcp_dsack = 0) ever
+ * gives: without it the fallback would never end there.  Returns whether
+ * a fallback ended.
+ */
+bool rn_on_undo(struct rn_sender *s)
+{
+	if (!(s->flags & RN_F_FALLBACK))
+		return false;
+	s->flags &= ~RN_F_FALLBACK;
+	return true;
 }
 
 /* ---- RN-TCP-ES: seed 000 §4.7 ---- */

@@ -42,24 +42,7 @@ def parallel(flow, jobs, timeout=900):
     all are up, runs, and waits again before reading counters, so that the
     flows share the emulated CPU alike.  Results in job order; the first
     error is raised."""
-    import threading
+    from satnet.mix import together
 
-    out, errs = [None] * len(jobs), []
-    barrier = threading.Barrier(len(jobs), timeout=timeout)
-
-    def work(i, kw):
-        try:
-            out[i] = flow(port=5201 + i, barrier=barrier, **kw)
-        except BaseException as e:          # reported below
-            errs.append(e)
-            barrier.abort()
-
-    threads = [threading.Thread(target=work, args=(i, kw))
-               for i, kw in enumerate(jobs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errs:
-        raise errs[0]
-    return out
+    return together(lambda i, barrier, **kw:
+                    flow(port=5201 + i, barrier=barrier, **kw), jobs, timeout)

@@ -161,6 +161,9 @@ struct rn_ack {
 	u8 dsack_known;
 	u8 dn_known;		/* the latch counts belong to snd_una */
 	u8 dn_distrust;		/* the peer is not believed */
+	u8 no_undo;		/* nothing can prove a retransmission
+				 * unneeded: no timestamps, no D-SACK yet
+				 */
 };
 
 /* Classification of the train of dupACKs for the hole at snd_una. */
@@ -232,6 +235,7 @@ void rn_on_ack(struct rn_sender *s, const struct rn_params *p,
 void rn_on_fast_retransmit(struct rn_sender *s, const struct rn_params *p,
 			   u32 hole_start, u32 hole_end);
 void rn_on_rto(struct rn_sender *s, const struct rn_params *p);
+bool rn_on_undo(struct rn_sender *s);
 u32 rn_lt_stop(struct rn_sender *s);
 u32 rn_lt_cap(const struct rn_sender *s, u32 sacked_out);
 

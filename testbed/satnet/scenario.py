@@ -127,7 +127,8 @@ class Scenario:
         self.source = d.get("source", "")
         b = d.get("bottleneck", {})
         _check_keys(b, "bottleneck", ("rate_mbit", "qdisc", "limit",
-                                      "epdn", "red", "epdn_domain"))
+                                      "epdn", "red", "epdn_domain",
+                                      "burst_bytes"))
         self.rate_bps = _positive(b.get("rate_mbit", 0),
                                   "bottleneck.rate_mbit", False) * 1e6
         if self.rate_bps > ACCESS_RATE_BPS:
@@ -139,6 +140,9 @@ class Scenario:
                                 ", ".join(QDISCS))
         self.limit = b.get("limit", "bdp")
         self.epdn_args = b.get("epdn", "")
+        self.burst_bytes = int(b.get("burst_bytes", 0))
+        if not 0 <= self.burst_bytes <= 1 << 20:
+            raise ScenarioError("bottleneck.burst_bytes must be 0..1048576")
         # RN-TCP and TCP-R: origin at the senders, RN-TCP receivers, R2
         # an EPDN router too (Topology.epdn_domain()).
         self.epdn_domain = b.get("epdn_domain", False)
@@ -194,7 +198,7 @@ class Scenario:
         return {
             "name": self.name, "source": self.source,
             "rate_bps": self.rate_bps, "qdisc": self.qdisc,
-            "epdn_domain": self.epdn_domain,
+            "epdn_domain": self.epdn_domain, "burst_bytes": self.burst_bytes,
             "limit_packets": self.limit_packets(),
             "base_rtt_ms": self.base_rtt_ms(),
             "forward": vars_of(self.fwd), "ack": vars_of(self.ack),

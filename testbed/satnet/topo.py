@@ -298,9 +298,12 @@ class Topology:
     def bottleneck_lines(self, dev):
         sc = self.sc
         limit = sc.limit_packets()
+        burst = " burst %d cburst %d" % (sc.burst_bytes, sc.burst_bytes) \
+            if sc.burst_bytes else ""
         lines = ["qdisc add dev %s root handle 1: htb default 1" % dev,
                  "class add dev %s parent 1: classid 1:1 htb rate %dbit "
-                 "ceil %dbit quantum 1514" % (dev, sc.rate_bps, sc.rate_bps)]
+                 "ceil %dbit%s quantum 1514" % (dev, sc.rate_bps, sc.rate_bps,
+                                                burst)]
         child = "qdisc add dev %s parent 1:1 handle 10: " % dev
         if sc.qdisc == "pfifo":
             lines.append(child + "pfifo limit %d" % limit)

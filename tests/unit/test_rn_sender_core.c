@@ -605,6 +605,72 @@ static void test_rto_fallback(void)
 	CHECK_EQ(s.kval, 200);
 }
 
+/*
+ * Without D-SACK (a peer with net.ipv4.tcp_dsack = 0) the fallback ends
+ * at the stack's first undo, the other proof of an unneeded
+ * retransmission (timestamps); it never ends otherwise.
+ */
+static void test_undo_ends_fallback(void)
+{
+	struct rn_sender s = fresh();
+	struct rn_verdict v;
+	struct rn_ack a;
+	int i;
+
+	CHECK(!rn_on_undo(&s));		/* no fallback: nothing to end */
+	rn_on_rto(&s, &P);
+	for (i = 0; i < 5; i++) {	/* trains come and go: still SACK */
+		a = dup(1000 + 2000 * i, 5, 20, 5, 0);
+		rn_on_ack(&s, &P, &a, &v);
+		CHECK_EQ(v.cls, RN_CLS_DROP);
+		CHECK(v.recover);
+	}
+	CHECK(s.flags & RN_F_FALLBACK);
+	CHECK(rn_on_undo(&s));
+	CHECK(!(s.flags & RN_F_FALLBACK));
+	CHECK(!rn_on_undo(&s));		/* counted once */
+	a = dup(20000, 1, 20, 1, 0);
+	rn_on_ack(&s, &P, &a, &v);
+	CHECK_EQ(v.cls, RN_CLS_REORDER);
+	CHECK_EQ(v.dupthresh, 24);	/* 20 + 20 * 0.2 */
+	CHECK_EQ(s.kval, 200);		/* an undo does not double kval */
+}
+
+/*
+ * Neither D-SACK nor timestamps (no_undo): nothing could ever end the
+ * fallback, so it ends when the stack leaves Loss.
+ */
+static void test_fallback_without_evidence(void)
+{
+	struct rn_sender s = fresh();
+	struct rn_verdict v;
+	struct rn_ack a;
+
+	rn_on_rto(&s, &P);
+	a = dup(1000, 5, 20, 5, 0);
+	a.state = RN_STATE_RECOVERY;	/* Loss */
+	a.no_undo = 1;
+	rn_on_ack(&s, &P, &a, &v);
+	CHECK(!v.fallback_end);
+	CHECK(s.flags & RN_F_FALLBACK);
+	CHECK_EQ(v.dupthresh, 3);
+
+	/* Open again, but an undo is still possible: the fallback stays */
+	a = dup(9000, 1, 20, 1, 0);
+	rn_on_ack(&s, &P, &a, &v);
+	CHECK(!v.fallback_end);
+	CHECK_EQ(v.cls, RN_CLS_DROP);
+
+	/* ... and without any evidence it ends, at once */
+	a = dup(11000, 1, 20, 1, 0);
+	a.no_undo = 1;
+	rn_on_ack(&s, &P, &a, &v);
+	CHECK(v.fallback_end);
+	CHECK(!(s.flags & RN_F_FALLBACK));
+	CHECK_EQ(v.cls, RN_CLS_REORDER);
+	CHECK_EQ(v.dupthresh, 24);
+}
+
 static void test_false_fast_retransmit(void)
 {
 	struct rn_sender s = fresh();
@@ -910,6 +976,8 @@ int main(void)
 	RUN(test_unknown_bits);
 	RUN(test_ece);
 	RUN(test_rto_fallback);
+	RUN(test_undo_ends_fallback);
+	RUN(test_fallback_without_evidence);
 	RUN(test_false_fast_retransmit);
 	RUN(test_limited_transmit);
 	RUN(test_reordering_sequence);
