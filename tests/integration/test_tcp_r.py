@@ -19,7 +19,6 @@ results/tcp_r.jsonl and are printed (pytest -s).
 import errno
 import json
 import os
-import re
 import socket
 import statistics
 import time
@@ -29,6 +28,7 @@ import pytest
 from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.mix import jain, mixed_run
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import TOP, Topology, run
 
@@ -115,6 +115,19 @@ def record(test, runs):
               (test, r["cc"], r.get("proven"), r["goodput_bps"] / 1e6,
                r.get("recoveries", 0), r.get("timeouts", 0),
                r.get("lost_retransmits", 0), r.get("paths")))
+
+
+def record_mix(rec):
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS, "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    print("%s: goodput %.2f of %.2f Mbit/s (useful %.2f of the bottleneck's "
+          "bytes), %s, Jain %.2f, qdisc %s" %
+          (rec["test"], rec["goodput_bps"] / 1e6, rec["rate_bps"] / 1e6,
+           rec["useful"], ", ".join("%s %.0f kbit/s" % (cc, v["mean_bps"] /
+                                                         1e3)
+                                    for cc, v in rec["per_cc"].items()),
+           rec["jain_all"], rec["qdisc"]))
 
 
 # ---- the module ----------------------------------------------------------
@@ -216,10 +229,6 @@ def test_congestion_drops_r_halves_like_reno():
 
 # ---- safety: many r flows over RED+ECN --------------------------------------
 
-def jain(xs):
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
-
-
 def test_many_r_flows_over_red_ecn_converge():
     """Seed 000 §4.6, scaled: ten flows (five r, five reno with SACK, all
     ECN-capable) share an EPDN v3 bottleneck running RED with ECN, 300 ms
@@ -235,53 +244,28 @@ def test_many_r_flows_over_red_ecn_converge():
     over = {"bottleneck.rate_mbit": 4, "bottleneck.qdisc": "epdn",
             "bottleneck.epdn": "mode v3 red min 22kb max 66kb "
                                "probability 0.1 ecn",
-            "bottleneck.limit": "bdp",
+            "bottleneck.limit": "bdp", "bottleneck.epdn_domain": True,
+            "bottleneck.burst_bytes": 30000,
             "forward.delay_ms": 300, "ack.delay_ms": 300,
             "forward.ber": 1e-6, "ack.ber": 1e-6,
             "forward.reorder.fraction": 0.04,
             "forward.reorder.mean_ms": 300, "run.pairs": n}
     sc = load_scenario("mild-reorder", over)
     ccs = ["r" if i % 2 == 0 else "reno" for i in range(n)]
-    with Topology(sc, load_profile("linux-ecn")) as topo:
-        topo.epdn_domain()
-        sent0 = measure.bottleneck_sent(topo)
-
-        def one(port, barrier, i):
-            barrier.wait()
-            res, rows = measure.iperf3_run(topo, ccs[i], dur, i=i,
-                                           port=port + 100)
-            return {"cc": ccs[i], "goodput_bps":
-                    res["end"]["sum_received"]["bytes"] * 8 / dur,
-                    "paths": paths_of(rows) if ccs[i] == "r" else None}
-
-        out = run_parallel(one, [{"i": i} for i in range(n)])
-        sent = measure.bottleneck_sent(topo) - sent0
-        q = topo.ex(topo.r1, ["tc", "-s", "qdisc", "show", "dev", "b"])
-        xs = {k: int(v) for k, v in
-              re.findall(r"\b(overflow_drops|red_drops|red_marks) (\d+)",
-                         q.stdout)}
-    rate = sc.rate_bps
-    r_g = [o["goodput_bps"] for o in out if o["cc"] == "r"]
-    reno_g = [o["goodput_bps"] for o in out if o["cc"] == "reno"]
-    total = sum(r_g) + sum(reno_g)
-    summary = {"cc": "r+reno", "flows": n, "duration_s": dur,
-               "rate_bps": rate, "goodput_bps": total,
-               "bottleneck_bps": sent * 8 / dur,
-               "qdisc": xs,
-               "r_goodput_bps": r_g, "reno_goodput_bps": reno_g,
-               "jain_r": jain(r_g), "jain_all": jain(r_g + reno_g),
-               "r_paths": [o["paths"] for o in out if o["cc"] == "r"]}
-    record("many_flows_red_ecn", [summary])
-    print("many flows: goodput %.2f of %.2f Mbit/s, r mean %.0f kbit/s, "
-          "reno mean %.0f kbit/s (r/reno %.2f), Jain r %.2f all %.2f, "
-          "qdisc %s" % (total / 1e6, rate / 1e6,
-                            statistics.mean(r_g) / 1e3,
-                            statistics.mean(reno_g) / 1e3,
-                            statistics.mean(r_g) / statistics.mean(reno_g),
-                            jain(r_g), jain(r_g + reno_g), xs))
-    assert total >= 0.85 * summary["bottleneck_bps"], summary
-    assert xs["red_marks"] > 0, q.stdout
+    rec = mixed_run(sc, load_profile("linux-ecn"), ccs, dur, check=False)
+    rec["test"] = "many_flows_red_ecn"
+    record_mix(rec)
+    flows, xs = rec["flows"], rec["qdisc"]
+    r_g = [f["goodput_bps"] for f in flows if f["cc"] == "r"]
+    reno_g = [f["goodput_bps"] for f in flows if f["cc"] == "reno"]
+    ece = sum(f["ss_last"].get("dctcp_ab_ecn", 0) for f in flows
+              if f["cc"] == "r")
+    summary = {k: rec[k] for k in ("goodput_bps", "bottleneck_bps",
+                                   "useful", "jain_all", "qdisc",
+                                   "per_cc")}
+    assert rec["useful"] >= 0.85, summary
+    assert xs["red_marks"] > 0, summary
     assert xs["overflow_drops"] + xs["red_drops"] <= xs["red_marks"], xs
-    assert sum(p["ece"] for p in summary["r_paths"]) > 0, summary
-    assert jain(r_g) >= 0.8 and jain(r_g + reno_g) >= 0.8, summary
+    assert ece > 0, summary
+    assert jain(r_g) >= 0.8 and rec["jain_all"] >= 0.8, summary
     assert statistics.mean(reno_g) >= 0.5 * statistics.mean(r_g), summary
