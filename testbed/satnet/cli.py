@@ -51,7 +51,9 @@ def one_run(sc, profile, cc, rep=0, tag=None, setup_lock=None):
 
 
 RECEIVER_KEYS = ("TcpInSegs", "TcpExtTCPDSACKOldSent",
-                 "TcpExtTCPDSACKOfoSent", "TcpExtTCPOFOQueue")
+                 "TcpExtTCPDSACKOfoSent", "TcpExtTCPOFOQueue",
+                 # frames the error stage corrupted: dropped by checksum
+                 "TcpInCsumErrors", "IpExtInCsumErrors", "IpInHdrErrors")
 
 
 def overhead(rcv):

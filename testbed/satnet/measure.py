@@ -142,6 +142,9 @@ SS_FIELDS = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)",
              "retrans_total": r"\bretrans:\d+/(\d+)",
              "reordering": r"\breordering:(\d+)",
              "lost": r"\blost:(\d+)",
+             "rto_ms": r"\brto:([\d.]+)",
+             "backoff": r"\bbackoff:(\d+)",
+             "unacked": r"\bunacked:(\d+)",
              # Our modules report through the DCTCP slot of get_info
              # (rn, r, esack: see each module's docs for the meaning).
              "dctcp_ce_state": r"dctcp:\(ce_state:(\d+)",
@@ -231,7 +234,7 @@ def iperf3_run(topo, cc, duration, i=0, port=5201):
     server = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(topo, topo.rcv[i], port)
-    sent0 = bottleneck_sent(topo)
+    sent0, drop0 = bottleneck_stats(topo)
     sampler = Sampler(topo, topo.snd[i], dst)
     sampler.start()
     try:
@@ -250,14 +253,23 @@ def iperf3_run(topo, cc, duration, i=0, port=5201):
             from None
     if "error" in res:
         raise RuntimeError("iperf3: " + res["error"])
-    res["bottleneck_sent_bytes"] = bottleneck_sent(topo) - sent0
+    sent1, drop1 = bottleneck_stats(topo)
+    res["bottleneck_sent_bytes"] = sent1 - sent0
+    res["bottleneck_dropped"] = drop1 - drop0
     return res, data_flow(sampler.rows)
+
+
+def bottleneck_stats(topo):
+    """Bytes R1's bottleneck qdisc has sent (layer 2, all packets) and
+    packets it has dropped (the root counts its queue's drops)."""
+    out = topo.ex(topo.r1, ["tc", "-s", "qdisc", "show", "dev", "b"]).stdout
+    m = re.search(r"Sent (\d+) bytes \d+ pkt \(dropped (\d+)", out)
+    return int(m.group(1)), int(m.group(2))
 
 
 def bottleneck_sent(topo):
     """Bytes R1's bottleneck qdisc has sent (layer 2, all packets)."""
-    out = topo.ex(topo.r1, ["tc", "-s", "qdisc", "show", "dev", "b"]).stdout
-    return int(re.search(r"Sent (\d+) bytes", out).group(1))
+    return bottleneck_stats(topo)[0]
 
 
 def summarize(cc, res, rows, counters, duration):
@@ -269,7 +281,12 @@ def summarize(cc, res, rows, counters, duration):
         "goodput_bps": got * 8 / duration,
         "throughput_bps": res["bottleneck_sent_bytes"] * 8 / duration,
         "retransmits": end["sum_sent"].get("retransmits"),
-        "counters": {k: counters.get(k, 0) for k in NSTAT_KEYS},
+        "bottleneck_dropped": res.get("bottleneck_dropped"),
+        # the named keys always (zero when absent), and every other TCP
+        # counter that moved, for later questions nobody asked yet
+        "counters": {**{k: v for k, v in counters.items()
+                        if k.startswith("Tcp") and v},
+                     **{k: counters.get(k, 0) for k in NSTAT_KEYS}},
         "intervals": [{"t": round(iv["sum"]["end"], 2),
                        "bps": iv["sum"]["bits_per_second"],
                        "cwnd": iv["streams"][0].get("snd_cwnd"),
