@@ -47,6 +47,7 @@
 #include <linux/inet_diag.h>
 #include <net/tcp.h>
 #include <satnet/esack_core.h>
+#include <satnet/cc_info.h>
 
 /* Per-socket state, in icsk_ca_priv. */
 struct esack {
@@ -233,20 +234,11 @@ static void esack_in_ack_event(struct sock *sk, u32 flags)
 static size_t esack_get_info(struct sock *sk, u32 ext, int *attr,
 			     union tcp_cc_info *info)
 {
-	const struct esack *ca = inet_csk_ca(sk);
-	const struct esack_core *c = &ca->core;
+	const struct esack_core *c = &((struct esack *)inet_csk_ca(sk))->core;
 
-	if (!(ext & (1 << (INET_DIAG_DCTCPINFO - 1))) &&
-	    !(ext & (1 << (INET_DIAG_VEGASINFO - 1))))
-		return 0;
-	memset(&info->dctcp, 0, sizeof(info->dctcp));
-	info->dctcp.dctcp_enabled = 1;
-	info->dctcp.dctcp_ce_state = esack_diag_state(c);
-	info->dctcp.dctcp_alpha = c->count[ESACK_A1];
-	info->dctcp.dctcp_ab_ecn = c->count[ESACK_A2];
-	info->dctcp.dctcp_ab_tot = c->count[ESACK_B1];
-	*attr = INET_DIAG_DCTCPINFO;
-	return sizeof(info->dctcp);
+	return satnet_cc_info(ext, attr, info, esack_diag_state(c),
+			      c->count[ESACK_A1], c->count[ESACK_A2],
+			      c->count[ESACK_B1]);
 }
 
 static struct tcp_congestion_ops tcp_esack __read_mostly = {

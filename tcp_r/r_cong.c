@@ -38,6 +38,7 @@
 
 #include <satnet/rn_latch_api.h>
 #include <satnet/r_core.h>
+#include <satnet/cc_info.h>
 
 static unsigned int ece_rtts __read_mostly = R_ECE_RTTS;
 module_param(ece_rtts, uint, 0644);
@@ -175,30 +176,19 @@ static void r_set_state(struct sock *sk, u8 new_state)
 }
 
 /*
- * ss -ti shows the counts in the DCTCP slot, the only one iproute2 prints
- * field by field: "dctcp:(ce_state:<modified>,alpha:<drop>,
- * ab_ecn:<ece>,ab_tot:<repeat>)", recoveries begun on each path; a
- * modified recovery that turned standard counts again under drop or ece.
+ * ss -ti: "dctcp:(ce_state:<modified>,alpha:<drop>,ab_ecn:<ece>,
+ * ab_tot:<repeat>)", recoveries begun on each path; a modified recovery
+ * that turned standard counts again under drop or ece.
  */
 static size_t r_get_info(struct sock *sk, u32 ext, int *attr,
 			 union tcp_cc_info *info)
 {
-	const struct r *ca = inet_csk_ca(sk);
-	const u32 *n = ca->core.paths;
+	const u32 *n = ((struct r *)inet_csk_ca(sk))->core.paths;
 
-	if (ext & (1 << (INET_DIAG_DCTCPINFO - 1)) ||
-	    ext & (1 << (INET_DIAG_VEGASINFO - 1))) {
-		memset(&info->dctcp, 0, sizeof(info->dctcp));
-		info->dctcp.dctcp_enabled = 1;
-		info->dctcp.dctcp_ce_state =
-			min_t(u32, READ_ONCE(n[R_PATH_MODIFIED]), U16_MAX);
-		info->dctcp.dctcp_alpha = READ_ONCE(n[R_PATH_DROP]);
-		info->dctcp.dctcp_ab_ecn = READ_ONCE(n[R_PATH_ECE]);
-		info->dctcp.dctcp_ab_tot = READ_ONCE(n[R_PATH_REPEAT]);
-		*attr = INET_DIAG_DCTCPINFO;
-		return sizeof(info->dctcp);
-	}
-	return 0;
+	return satnet_cc_info(ext, attr, info, READ_ONCE(n[R_PATH_MODIFIED]),
+			      READ_ONCE(n[R_PATH_DROP]),
+			      READ_ONCE(n[R_PATH_ECE]),
+			      READ_ONCE(n[R_PATH_REPEAT]));
 }
 
 static struct tcp_congestion_ops tcp_r __read_mostly = {

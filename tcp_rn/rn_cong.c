@@ -68,6 +68,7 @@
 #include <satnet/rn_wire.h>
 #include <satnet/rn_sender_core.h>
 #include <satnet/rn_latch_api.h>
+#include <satnet/cc_info.h>
 
 static unsigned int c_permille __read_mostly = RN_C_PERMILLE;
 module_param(c_permille, uint, 0644);
@@ -803,28 +804,18 @@ static void rn_in_ack_event(struct sock *sk, u32 flags)
 }
 
 /*
- * ss -ti shows the state in the DCTCP slot, the only one iproute2 prints
- * field by field: "dctcp:(ce_state:<false fast retransmits>,
- * alpha:<dupthresh>,ab_ecn:<kval per-mille>,ab_tot:<drop-negative ACKs>)".
+ * ss -ti: "dctcp:(ce_state:<false fast retransmits>,alpha:<dupthresh>,
+ * ab_ecn:<kval per-mille>,ab_tot:<drop-negative ACKs>)".
  */
 static size_t rn_get_info(struct sock *sk, u32 ext, int *attr,
 			  union tcp_cc_info *info)
 {
 	const struct rn *ca = inet_csk_ca(sk);
 
-	if (ext & (1 << (INET_DIAG_DCTCPINFO - 1)) ||
-	    ext & (1 << (INET_DIAG_VEGASINFO - 1))) {
-		memset(&info->dctcp, 0, sizeof(info->dctcp));
-		info->dctcp.dctcp_enabled = 1;
-		info->dctcp.dctcp_ce_state =
-			min_t(u32, READ_ONCE(ca->core.false_frs), U16_MAX);
-		info->dctcp.dctcp_alpha = READ_ONCE(ca->core.applied);
-		info->dctcp.dctcp_ab_ecn = READ_ONCE(ca->core.kval);
-		info->dctcp.dctcp_ab_tot = READ_ONCE(ca->latch.dn_acks);
-		*attr = INET_DIAG_DCTCPINFO;
-		return sizeof(info->dctcp);
-	}
-	return 0;
+	return satnet_cc_info(ext, attr, info, READ_ONCE(ca->core.false_frs),
+			      READ_ONCE(ca->core.applied),
+			      READ_ONCE(ca->core.kval),
+			      READ_ONCE(ca->latch.dn_acks));
 }
 
 static struct tcp_congestion_ops tcp_rn __read_mostly = {
