@@ -50,6 +50,7 @@
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
+#include <linux/version.h>
 #include <linux/hash.h>
 #include <linux/percpu.h>
 #include <linux/proc_fs.h>
@@ -88,7 +89,51 @@ MODULE_PARM_DESC(lt_ext,
 static bool rack_steer __read_mostly = true;
 module_param(rack_steer, bool, 0644);
 MODULE_PARM_DESC(rack_steer,
-		 "With RACK on (net.ipv4.tcp_recovery & 1), hold RACK back until dupthresh (default 1; 0 leaves RACK alone)");
+		 "With RACK on (net.ipv4.tcp_recovery & 1), hold RACK back until dupthresh (default 1; 0 leaves RACK alone). Needs in_ack_event after tcp_clean_rtx_queue (v6.14+, 6.1.141+): ignored unless ack_order_ok is 1");
+
+/*
+ * The RACK steering edits RACK's per-ACK state in in_ack_event, which
+ * must run after tcp_clean_rtx_queue() for that: true since mainline
+ * v6.14 (commit 149dfb31615e, "tcp: reorganize tcp_in_ack_event() and
+ * tcp_count_delivered()") and in 6.1.y since its backport to 6.1.141, not
+ * in v6.1 to 6.1.140, where the queue cleaning that follows would undo
+ * it.  Set at load time from the version of the kernel built against
+ * (a module only loads on that kernel), cleared for good by the first
+ * ACK that shows the old order (rn_ack_order_check()).
+ */
+static bool rn_ack_order_kernel(void)
+{
+	u32 v = KERNEL_VERSION(LINUX_VERSION_MAJOR, LINUX_VERSION_PATCHLEVEL,
+			       LINUX_VERSION_SUBLEVEL);
+
+	if (v >= KERNEL_VERSION(6, 14, 0))
+		return true;
+	return v >= KERNEL_VERSION(6, 1, 141) && v < KERNEL_VERSION(6, 2, 0);
+}
+
+static bool ack_order_ok __read_mostly;
+
+static int rn_ack_order_set(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+	int err = kstrtobool(val, &v);
+
+	if (err)
+		return err;
+	if (v && !rn_ack_order_kernel())
+		return -EOPNOTSUPP;
+	WRITE_ONCE(ack_order_ok, v);
+	return 0;
+}
+
+static const struct kernel_param_ops rn_ack_order_ops = {
+	.set	= rn_ack_order_set,
+	.get	= param_get_bool,
+};
+
+module_param_cb(ack_order_ok, &rn_ack_order_ops, &ack_order_ok, 0644);
+MODULE_PARM_DESC(ack_order_ok,
+		 "1: in_ack_event follows tcp_clean_rtx_queue (v6.14+, 6.1.141+), RACK steering works; 0: it does not, or was seen not to: rack_steer is ignored and RACK decides alone (0 can be written, 1 only on such kernels)");
 
 static unsigned int ece_rtts __read_mostly = 1;
 module_param(ece_rtts, uint, 0644);
@@ -107,12 +152,15 @@ MODULE_PARM_DESC(ece_rtts,
 struct rn {
 	struct rn_latch latch;	/* 24 bytes, under rn_lock(sk) */
 	struct rn_sender core;	/* 68 bytes */
-	u32 dsack_dups;		/* tp->dsack_dups at the last ACK */
+	u16 dsack_dups;		/* tp->dsack_dups at the last ACK (low bits) */
+	u16 reo_stack;		/* tp->reordering as the stack keeps it */
+	u16 reo_written;	/* tp->reordering as we last wrote it */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
 	u8 flags;		/* RN_M_* */
 };
 
 #define RN_M_STEPS		0x01	/* rack_steps holds a value to restore */
+#define RN_M_INIT		0x02	/* init() ran: the area is ours */
 
 /* Counters per network namespace: /proc/net/rn_sender. */
 enum rn_mib_item {
@@ -195,8 +243,9 @@ static void rn_params(const struct sock *sk, struct rn_params *p)
 	p->c_permille = min_t(u32, READ_ONCE(c_permille), RN_C_PERMILLE_MAX);
 	p->dupthresh_min = RN_DUPTHRESH_MIN;
 	p->dupthresh_drop = RN_DUPTHRESH_DROP;
-	p->dupthresh_max = max_t(int, RN_DUPTHRESH_MIN,
-				 READ_ONCE(net->ipv4.sysctl_tcp_max_reordering));
+	p->dupthresh_max = clamp_t(int,
+				   READ_ONCE(net->ipv4.sysctl_tcp_max_reordering),
+				   RN_DUPTHRESH_MIN, U16_MAX);
 	p->ece_rtts = clamp_t(u32, READ_ONCE(ece_rtts), 1, RN_ECE_RTTS_MAX);
 	p->lt_ext = READ_ONCE(lt_ext);
 }
@@ -471,11 +520,31 @@ EXPORT_SYMBOL_GPL(rn_latch_unregister);
 
 /* ---- RACK ---- */
 
+/* From in_ack_event: trip for good if the queue was not cleaned yet. */
+static void rn_ack_order_check(struct sock *sk)
+{
+	const struct sk_buff *head = tcp_rtx_queue_head(sk);
+
+	if (!rn_acked_still_queued(head, head ? TCP_SKB_CB(head)->end_seq : 0,
+				   tcp_sk(sk)->snd_una) ||
+	    !READ_ONCE(ack_order_ok))
+		return;
+	WRITE_ONCE(ack_order_ok, false);
+	pr_warn("tcp_rn: in_ack_event runs before tcp_clean_rtx_queue on this kernel: RACK steering off\n");
+}
+
+/* May the RACK helpers touch RACK's state on this ACK? */
+static bool rn_rack_usable(struct sock *sk)
+{
+	rn_ack_order_check(sk);
+	return READ_ONCE(ack_order_ok);
+}
+
 bool rn_rack_hold(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!tp->rack.advanced)
+	if (!rn_rack_usable(sk) || !tp->rack.advanced)
 		return false;
 	tp->rack.advanced = 0;
 	return true;
@@ -496,6 +565,8 @@ u8 rn_rack_fire(struct sock *sk)
 	struct sk_buff *skb;
 	u32 age;
 
+	if (!rn_rack_usable(sk))
+		return steps;		/* rn_rack_restore() is then a no-op */
 	tp->rack.reo_wnd_steps = 0;
 	if (!tp->rack.mstamp)
 		return steps;		/* nothing delivered yet to compare */
@@ -627,15 +698,54 @@ static void rn_init(struct sock *sk)
 	rn_params(sk, &p);
 	rn_sender_init(&ca->core, &p);
 	ca->dsack_dups = tcp_sk(sk)->dsack_dups;
+	ca->reo_stack = min_t(u32, tcp_sk(sk)->reordering, U16_MAX);
+	ca->reo_written = ca->reo_stack;
 	ca->rack_steps = 0;
-	ca->flags = 0;
+	ca->flags = RN_M_INIT;
 	rn_latch_open(sk);
 }
 
-/* Before the stack reuses the private area: no more hook writes. */
+/*
+ * tp->reordering is the stack's estimate, which tcp_update_metrics()
+ * saves per destination for every later connection: our dupthresh goes
+ * there only while a hole waits (sacked_out, and data in flight), and
+ * the stack's value is back as soon as none does.  A change we did not
+ * write is the stack's own (it raised it on reordering deeper than the
+ * value in force, or lowered it on a timeout): it becomes the stack's.
+ */
+static void rn_reo_track(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	u32 reo = tcp_sk(sk)->reordering;
+
+	if (reo != ca->reo_written)
+		ca->reo_stack = min_t(u32, reo, U16_MAX);
+}
+
+static void rn_reo_apply(struct sock *sk, u32 dupthresh)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	bool waiting = tp->sacked_out && tp->snd_una != tp->snd_nxt;
+
+	ca->reo_written = waiting ? dupthresh : ca->reo_stack;
+	tp->reordering = ca->reo_written;
+}
+
+/*
+ * Before the stack reuses the private area (another congestion control,
+ * or the socket's end): no more hook writes, and the stack's reordering
+ * back.
+ */
 static void rn_release(struct sock *sk)
 {
+	struct rn *ca = inet_csk_ca(sk);
+
+	if (!(ca->flags & RN_M_INIT))
+		return;
 	rn_latch_close(sk);
+	rn_reo_track(sk);
+	tcp_sk(sk)->reordering = ca->reo_stack;
 }
 
 /* Reno's, from the cwnd the limited transmit cap may be holding back. */
@@ -686,6 +796,24 @@ static u32 rn_undo_cwnd(struct sock *sk)
 	return rn_lt_cap(&ca->core, tp->sacked_out);
 }
 
+/*
+ * tcp_enter_loss() sets Loss on every timeout, but calls ssthresh() and
+ * cwnd_event(CA_EVENT_LOSS) only outside an unfinished recovery: the
+ * state change is where a timeout during Recovery is seen too.
+ */
+static void rn_timeout(struct sock *sk)
+{
+	struct rn *ca = inet_csk_ca(sk);
+	struct rn_params p;
+
+	rn_params(sk, &p);
+	if ((ca->core.flags & RN_F_TRAIN) && ca->core.cls == RN_CLS_REORDER)
+		rn_count(sock_net(sk), RN_MIB_TIMEOUT_REORDER);
+	rn_on_enter(&ca->core, &p, RN_ENTER_LOSS, 0, 0);
+	rn_count(sock_net(sk), RN_MIB_TIMEOUTS);
+	rn_es_begin(sk);
+}
+
 static void rn_set_state(struct sock *sk, u8 new_state)
 {
 	struct rn *ca = inet_csk_ca(sk);
@@ -695,29 +823,18 @@ static void rn_set_state(struct sock *sk, u8 new_state)
 	u32 end;
 
 	rn_rack_giveback(sk);
+	if (new_state == TCP_CA_Loss) {
+		rn_timeout(sk);
+		return;
+	}
 	if (new_state != TCP_CA_Recovery ||
 	    inet_csk(sk)->icsk_ca_state == TCP_CA_Recovery)
 		return;
 	rn_params(sk, &p);
 	skb = tcp_rtx_queue_head(sk);
 	end = skb ? TCP_SKB_CB(skb)->end_seq : tp->snd_una + tp->mss_cache;
-	rn_on_fast_retransmit(&ca->core, &p, tp->snd_una, end);
+	rn_on_enter(&ca->core, &p, RN_ENTER_RECOVERY, tp->snd_una, end);
 	rn_count(sock_net(sk), RN_MIB_FAST_RETRANS);
-	rn_es_begin(sk);
-}
-
-static void rn_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
-{
-	struct rn *ca = inet_csk_ca(sk);
-	struct rn_params p;
-
-	if (ev != CA_EVENT_LOSS)
-		return;
-	rn_params(sk, &p);
-	if ((ca->core.flags & RN_F_TRAIN) && ca->core.cls == RN_CLS_REORDER)
-		rn_count(sock_net(sk), RN_MIB_TIMEOUT_REORDER);
-	rn_on_rto(&ca->core, &p);
-	rn_count(sock_net(sk), RN_MIB_TIMEOUTS);
 	rn_es_begin(sk);
 }
 
@@ -740,7 +857,7 @@ static void rn_gather(struct sock *sk, u32 flags, struct rn_ack *a)
 		.min_rtt_us = min_rtt == ~0U ? 0 : min_rtt,
 		.now_ms = tcp_time_stamp(tp),
 		.ece = !!(flags & CA_ACK_ECE),
-		.dsack = tp->dsack_dups != ca->dsack_dups,
+		.dsack = (u16)tp->dsack_dups != ca->dsack_dups,
 	};
 	if (state >= TCP_CA_Recovery)
 		a->state = RN_STATE_RECOVERY;
@@ -774,17 +891,21 @@ static void rn_in_ack_event(struct sock *sk, u32 flags)
 	struct rn_params p;
 	struct rn_ack a;
 
+	if (!(ca->flags & RN_M_INIT))
+		return;		/* the SYN-ACK, before init() */
 	rn_rack_giveback(sk);
+	rn_ack_order_check(sk);
+	rn_reo_track(sk);
 	rn_params(sk, &p);
 	rn_gather(sk, flags, &a);
 	a.no_undo = !tp->rx_opt.tstamp_ok && !tp->dsack_dups;
 	rn_on_ack(&ca->core, &p, &a, &v);
 
-	tp->reordering = v.dupthresh;
+	rn_reo_apply(sk, v.dupthresh);
 	if (v.cwnd)
 		tcp_snd_cwnd_set(tp, v.cwnd);
 	if (a.state != RN_STATE_RECOVERY && rn_is_rack(sk) &&
-	    READ_ONCE(rack_steer))
+	    READ_ONCE(rack_steer) && READ_ONCE(ack_order_ok))
 		rn_rack_steer(sk, &v);
 	rn_es_ack(sk, &a);
 
@@ -824,7 +945,6 @@ static struct tcp_congestion_ops tcp_rn __read_mostly = {
 	.ssthresh	= rn_ssthresh,
 	.cong_avoid	= rn_cong_avoid,
 	.set_state	= rn_set_state,
-	.cwnd_event	= rn_cwnd_event,
 	.in_ack_event	= rn_in_ack_event,
 	.undo_cwnd	= rn_undo_cwnd,
 	.get_info	= rn_get_info,
@@ -907,6 +1027,9 @@ static int __init rn_register(void)
 	BUILD_BUG_ON(offsetof(struct rn, latch) != 0);
 	for (i = 0; i < ARRAY_SIZE(rn_locks); i++)
 		spin_lock_init(&rn_locks[i]);
+	ack_order_ok = rn_ack_order_kernel();
+	if (!ack_order_ok)
+		pr_info("tcp_rn: in_ack_event may run before tcp_clean_rtx_queue on this kernel: RACK steering off\n");
 	err = register_pernet_subsys(&rn_net_ops);
 	if (err)
 		return err;

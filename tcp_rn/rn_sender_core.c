@@ -399,6 +399,19 @@ void rn_on_rto(struct rn_sender *s, const struct rn_params *p)
 }
 
 /*
+ * §IV-B4 speaks of "a timeout", whatever the sender was doing: a timeout
+ * in the middle of a fast recovery starts the fallback as well.
+ */
+void rn_on_enter(struct rn_sender *s, const struct rn_params *p,
+		 enum rn_enter e, u32 hole_start, u32 hole_end)
+{
+	if (e == RN_ENTER_LOSS)
+		rn_on_rto(s, p);
+	else
+		rn_on_fast_retransmit(s, p, hole_start, hole_end);
+}
+
+/*
  * The stack undid a cwnd reduction: a D-SACK or the timestamps (Eifel,
  * RFC 3522) proved a retransmission unnecessary.  §IV-B4 ends the timeout
  * fallback at "the first DSACK information", the first evidence that a
@@ -530,4 +543,9 @@ void rn_rtt_sample(struct rn_rtt *r, u32 m_us, u32 rto_min_us)
 		if (r->mdev_max4 > r->rttvar4)
 			r->rttvar4 = r->mdev_max4;
 	}
+}
+
+bool rn_acked_still_queued(bool has_head, u32 head_end_seq, u32 snd_una)
+{
+	return has_head && !rn_after(head_end_seq, snd_una);
 }

@@ -235,6 +235,15 @@ void rn_on_ack(struct rn_sender *s, const struct rn_params *p,
 void rn_on_fast_retransmit(struct rn_sender *s, const struct rn_params *p,
 			   u32 hole_start, u32 hole_end);
 void rn_on_rto(struct rn_sender *s, const struct rn_params *p);
+
+/* The stack entered a loss state: Recovery from Open/Disorder/CWR, or Loss. */
+enum rn_enter {
+	RN_ENTER_RECOVERY,	/* a fast retransmit */
+	RN_ENTER_LOSS,		/* a retransmission timeout, from any state */
+};
+
+void rn_on_enter(struct rn_sender *s, const struct rn_params *p,
+		 enum rn_enter e, u32 hole_start, u32 hole_end);
 bool rn_on_undo(struct rn_sender *s);
 u32 rn_lt_stop(struct rn_sender *s);
 u32 rn_lt_cap(const struct rn_sender *s, u32 sacked_out);
@@ -259,5 +268,11 @@ struct rn_rtt {
 };
 
 void rn_rtt_sample(struct rn_rtt *r, u32 m_us, u32 rto_min_us);
+
+/*
+ * Is a segment the ACK covers entirely still first in the retransmission
+ * queue?  Then the stack has not cleaned the queue for this ACK yet.
+ */
+bool rn_acked_still_queued(bool has_head, u32 head_end_seq, u32 snd_una);
 
 #endif /* SATNET_RN_SENDER_CORE_H */

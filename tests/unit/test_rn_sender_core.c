@@ -606,6 +606,57 @@ static void test_rto_fallback(void)
 }
 
 /*
+ * §IV-B4: a timeout in the middle of a fast recovery is a timeout too:
+ * kval 0 and dupthresh 3 for marked trains until the first D-SACK.
+ */
+static void test_rto_during_recovery(void)
+{
+	struct rn_sender s = fresh();
+	struct rn_verdict v;
+	struct rn_ack a;
+
+	a = dup(1000, 1, 50, 1, 0);
+	rn_on_ack(&s, &P, &a, &v);
+	CHECK_EQ(v.dupthresh, 60);
+	rn_on_enter(&s, &P, RN_ENTER_RECOVERY, 1000, 2000);
+	CHECK_EQ(s.fast_rexmits, 1);
+	CHECK(!(s.flags & RN_F_FALLBACK));
+	a = dup(1000, 61, 50, 61, 0);
+	a.state = RN_STATE_RECOVERY;
+	rn_on_ack(&s, &P, &a, &v);
+
+	rn_on_enter(&s, &P, RN_ENTER_LOSS, 0, 0);	/* RTO in Recovery */
+	CHECK(s.flags & RN_F_FALLBACK);
+	CHECK_EQ(s.kval, 0);
+	CHECK(!(s.flags & RN_F_FR));	/* its D-SACK is ambiguous now */
+
+	a = dup(70000, 3, 10, 3, 0);	/* Open, a marked train */
+	rn_on_ack(&s, &P, &a, &v);
+	CHECK_EQ(v.cls, RN_CLS_DROP);
+	CHECK_EQ(v.dupthresh, 3);
+	CHECK(v.recover);
+	CHECK_EQ(s.false_frs, 0);
+
+	a = dup(80000, 1, 10, 1, 0);
+	a.dsack = 1;
+	rn_on_ack(&s, &P, &a, &v);
+	CHECK(v.fallback_end);
+	CHECK_EQ(v.cls, RN_CLS_REORDER);
+	CHECK_EQ(v.dupthresh, 12);
+}
+
+/* The probe of the stack's order: was the queue cleaned for this ACK? */
+static void test_acked_still_queued(void)
+{
+	CHECK(!rn_acked_still_queued(false, 0, 1000));	/* empty queue */
+	CHECK(rn_acked_still_queued(true, 1000, 1000));	/* fully acked */
+	CHECK(rn_acked_still_queued(true, 500, 1000));
+	CHECK(!rn_acked_still_queued(true, 1001, 1000)); /* partly, or not */
+	CHECK(rn_acked_still_queued(true, 0xfffffff0u, 10));	/* wraps */
+	CHECK(!rn_acked_still_queued(true, 20, 0xfffffff0u));
+}
+
+/*
  * Without D-SACK (a peer with net.ipv4.tcp_dsack = 0) the fallback ends
  * at the stack's first undo, the other proof of an unneeded
  * retransmission (timestamps); it never ends otherwise.
@@ -976,6 +1027,8 @@ int main(void)
 	RUN(test_unknown_bits);
 	RUN(test_ece);
 	RUN(test_rto_fallback);
+	RUN(test_rto_during_recovery);
+	RUN(test_acked_still_queued);
 	RUN(test_undo_ends_fallback);
 	RUN(test_fallback_without_evidence);
 	RUN(test_false_fast_retransmit);
