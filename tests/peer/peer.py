@@ -186,12 +186,13 @@ class Peer:
 
     def connect(self, cc=None, mss=1000, wscale=7, sack=True, ts=True,
                 ecn=False, initcwnd=None, route=None, win=65535, port=8080,
-                lport=None, sndbuf=4 << 20, rto_min=1.0):
+                lport=None, sndbuf=4 << 20, rto_min=1.0, synack_delay=0):
         """The kernel opens a connection to the peer (active open).
 
         @rto_min (s) goes on the route so that emulation jitter cannot
         fire a retransmission timeout in the middle of a timeline; None
-        leaves the kernel's 200 ms."""
+        leaves the kernel's 200 ms.  @synack_delay (s) holds the SYN-ACK
+        back: the handshake's RTT sample, and so min_rtt, is that long."""
         attrs = []
         if initcwnd:
             attrs.append("initcwnd %d" % initcwnd)
@@ -227,6 +228,8 @@ class Peer:
         c.ts_ok = ts and syn.ts is not None
         if syn.ts:
             c.ts_recent = syn.ts[0]
+        if synack_delay:
+            self.sleep(synack_delay)
         # @mss is the payload per segment: the option also pays for TS.
         c.send(c.segment(0, 0, flags="SAE" if ecn else "SA",
                          mss=mss + (12 if c.ts_ok else 0),

@@ -1,0 +1,55 @@
+"""RN-TCP's dupthresh is this connection's rule, not the path's reordering
+(seed 001 §IV-B2): it must not reach the TCP metrics cache, from which
+every later connection to the host takes its initial tp->reordering,
+whatever its congestion control.  An rn connection raises dupthresh on a
+reordered hole, the hole arrives, the connection closes through TIME-WAIT
+(where tcp_update_metrics() saves); a reno connection to the same peer
+then starts with the sysctl's reordering (3), and the cache holds none."""
+
+import subprocess
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
+import rnsnd  # noqa: E402
+
+MODULES = rnsnd.MODULES
+SYSCTL = {"net.ipv4.tcp_recovery": 0, "net.ipv4.tcp_no_metrics_save": 0}
+NBYTES = 40000
+
+
+def run(t):
+    # A locked ssthresh ends the initial slow start: tcp_update_metrics()
+    # saves reordering only outside it.
+    c = rnsnd.start(t, initcwnd=10, nbytes=NBYTES,
+                    route="ssthresh lock 100")
+    hole = rnsnd.next_hole(t, c)
+    rnsnd.dupacks(t, c, 1, 3)
+    d = c.cc_info()["alpha"]
+    t.check(d > 3 and c.info().reordering == d,
+            "dupthresh %d in tp->reordering while the hole waits" % d)
+    # The hole arrives: the ACK covers the SACKed segments only, so the
+    # reordering the stack measures (4 segments) stays below dupthresh
+    # and it keeps its own estimate (3).
+    c.ack(hole + 4 * rnsnd.MSS)
+    c.drain()
+    for _ in range(20):
+        if c.snd_una == NBYTES + 1:
+            break
+        rnsnd.finish(t, c)
+    i = c.info()
+    t.check(i.reordering == 3, "the stack's reordering (3) is back")
+    c.close()
+    c.expect(seq=NBYTES + 1, flags="FA")
+    c.ack(NBYTES + 2)
+    c.data(1, 0, flags="FA", ack=NBYTES + 2)
+    c.expect(ack=2, flags="A")                  # TIME-WAIT
+    out = subprocess.run(["ip", "tcp_metrics", "show", t.peer],
+                         capture_output=True, text=True).stdout.strip()
+    t.log("#", "ip tcp_metrics show: %s" % out)
+    t.check(out != "", "the metrics cache has an entry for the peer")
+    t.check("reordering" not in out, "no reordering in the cache")
+    c2 = t.connect(cc="reno", mss=rnsnd.MSS)
+    t.check(c2.info().reordering == 3,
+            "a new reno connection starts with reordering 3")
