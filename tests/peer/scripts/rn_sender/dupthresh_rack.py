@@ -2,8 +2,8 @@
 whose dupACKs carry the drop-negative bit, the sender waits for
 dupthresh = max(4, swnd + swnd * kval) dupACKs, with
 kval = max(ceil(srtt / min_rtt) * c, kval) and c = 0.1, and retransmits
-at exactly the dupthresh-th dupACK, not one before.  Checked at swnd 3,
-10 and 20 (initcwnd, then slow-start growth) and at two srtt/min_rtt
+at exactly the dupthresh-th dupACK, not one before.  Checked at swnd 4,
+11 and 21 (initcwnd, then slow-start growth) and at two srtt/min_rtt
 ratios (the peer delays its ACKs), with RACK on
 (net.ipv4.tcp_recovery = 1): the module holds RACK back until dupthresh
 and then lets it mark the hole lost.  Needs a kernel where in_ack_event

@@ -15,15 +15,30 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 import rnsnd  # noqa: E402
 
 MODULES = rnsnd.MODULES
-SYSCTL = {"net.ipv4.tcp_recovery": 0, "net.ipv4.tcp_no_metrics_save": 0}
+SYSCTL = {"net.ipv4.tcp_recovery": 0, "net.ipv4.tcp_no_metrics_save": 0,
+          "net.ipv4.tcp_no_ssthresh_metrics_save": 0}
 NBYTES = 40000
+ROUTE = "ssthresh lock 100"
+
+
+def close_time_wait(t, c, end):
+    """The kernel closes after @end bytes, the peer closes too: TIME-WAIT,
+    where tcp_update_metrics() runs."""
+    c.close()
+    c.expect(seq=end, flags="FA")
+    c.ack(end + 1)
+    c.data(1, 0, flags="FA", ack=end + 1)
+    c.expect(ack=2, flags="A")
 
 
 def run(t):
-    # A locked ssthresh ends the initial slow start: tcp_update_metrics()
-    # saves reordering only outside it.
-    c = rnsnd.start(t, initcwnd=10, nbytes=NBYTES,
-                    route="ssthresh lock 100")
+    # tcp_update_metrics() saves reordering only after the initial slow
+    # start.  A route ssthresh ends it from the start, but only for a
+    # connection that finds a metrics entry (a first one creates it) and
+    # with tcp_no_ssthresh_metrics_save=0.
+    close_time_wait(t, t.connect(cc="reno", route=ROUTE), 1)
+    c = rnsnd.start(t, initcwnd=10, nbytes=NBYTES, route=ROUTE)
+    t.check(c.info().snd_ssthresh == 100, "ssthresh 100 from the route")
     hole = rnsnd.next_hole(t, c)
     rnsnd.dupacks(t, c, 1, 3)
     d = c.cc_info()["alpha"]
@@ -38,13 +53,8 @@ def run(t):
         if c.snd_una == NBYTES + 1:
             break
         rnsnd.finish(t, c)
-    i = c.info()
-    t.check(i.reordering == 3, "the stack's reordering (3) is back")
-    c.close()
-    c.expect(seq=NBYTES + 1, flags="FA")
-    c.ack(NBYTES + 2)
-    c.data(1, 0, flags="FA", ack=NBYTES + 2)
-    c.expect(ack=2, flags="A")                  # TIME-WAIT
+    back = c.info().reordering     # checked last: the cache comes first
+    close_time_wait(t, c, NBYTES + 1)
     out = subprocess.run(["ip", "tcp_metrics", "show", t.peer],
                          capture_output=True, text=True).stdout.strip()
     t.log("#", "ip tcp_metrics show: %s" % out)
@@ -53,3 +63,5 @@ def run(t):
     c2 = t.connect(cc="reno", mss=rnsnd.MSS)
     t.check(c2.info().reordering == 3,
             "a new reno connection starts with reordering 3")
+    t.check(back == 3, "the rn connection had its reordering (3) back "
+            "before it closed")

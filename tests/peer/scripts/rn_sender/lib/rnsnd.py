@@ -13,8 +13,8 @@ MODULES = ["tcp_rn/rn_host.ko", "tcp_rn/tcp_rn.ko"]
 MSS = 1000
 DUPTHRESH_MAX = 300                 # net.ipv4.tcp_max_reordering
 # (initcwnd, SYN-ACK delay, ACK delay, ACK rounds before the train):
-# swnd 3, 10 and 20; srtt/min_rtt about 1-2 and several.
-DUPTHRESH_CASES = ((3, 0.1, 0.1, 0), (10, 0.1, 0.1, 0), (10, 0.05, 0.4, 1))
+# swnd 4, 11 and 21 at the train; srtt/min_rtt about 1-2 and several.
+DUPTHRESH_CASES = ((3, 0.1, 0.1, 0), (10, 0.1, 0.1, 0), (10, 0.08, 0.25, 1))
 
 
 def counters():
