@@ -35,12 +35,15 @@
  *
  * dupthresh.  Classic loss detection (net.ipv4.tcp_recovery = 0) enters
  * recovery when sacked_out >= tp->reordering: in_ack_event writes the
- * rule into tp->reordering, exactly.  RACK (tcp_recovery & 1, the
- * default) ignores tp->reordering once reordering was seen; in_ack_event
- * then holds RACK back on a reordered hole (clears tp->rack.advanced, so
- * this ACK marks nothing lost) until sacked_out reaches dupthresh, and on
- * that ACK, for either rule, lets RACK run with a zero reordering window,
- * which marks the hole lost (rn_rack_steer()).
+ * rule into tp->reordering, exactly, while a hole waits, and gives the
+ * stack its own value back otherwise (rn_reo_apply()).  RACK
+ * (tcp_recovery & 1, the default) ignores tp->reordering once reordering
+ * was seen; in_ack_event then holds RACK back on a reordered hole (clears
+ * tp->rack.advanced, so this ACK marks nothing lost) until sacked_out
+ * reaches dupthresh, and on that ACK, for either rule, lets RACK run with
+ * a zero reordering window, which marks the hole lost (rn_rack_steer()),
+ * on kernels where in_ack_event follows tcp_clean_rtx_queue() only
+ * (ack_order_ok).
  * Recovery itself is the stack's SACK recovery (and RACK's, if on).
  *
  * Clients.  The hook serves any congestion control registered with
