@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 import rnsnd  # noqa: E402
 
 MODULES = rnsnd.MODULES
+FAMILIES = (4, 6)
 SYSCTL = {"net.ipv4.tcp_recovery": 0, "net.ipv4.tcp_no_metrics_save": 0,
           "net.ipv4.tcp_no_ssthresh_metrics_save": 0}
 NBYTES = 40000

@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 import rnsnd  # noqa: E402
 
 MODULES = rnsnd.MODULES
+FAMILIES = (4, 6)
 
 
 def train(t, rack):
