@@ -55,32 +55,36 @@ def deliver(c, upto, epdn=None):
             return
 
 
-def walk(c, holes, reorder, first=None):
+def walk(c, holes, reorder, first, beyond=None, beyond_at=0):
     """Fill @holes lowest first, and check every ACK on the way.
 
     After the segment under test the ACK names the lowest hole; after
     each fill it names the next hole, or @first when none is left (the
     packet after Q).  Each ACK carries the bit exactly when the packet it
-    names is in @reorder (§IV-A)."""
+    names is in @reorder (§IV-A).  @beyond, if given, is a packet without
+    an option sent before the fill of hole number @beyond_at, above
+    everything: the gap below it is reordered except what the drop list
+    holds (§IV, P:min and P:max NULL), which shows a dropped range above
+    Q (the packets it names are then holes like the others)."""
     holes = sorted(holes)
     acked(c, holes[0], holes[0] in reorder)
     for i, h in enumerate(holes):
+        if beyond and i == beyond_at:
+            send(c, beyond)
+            acked(c, h, h in reorder)
         send(c, h)
         nxt = holes[i + 1] if i + 1 < len(holes) else first
         acked(c, nxt, nxt in reorder)
 
 
-def case(t, q, p, lo, hi, holes, reorder, proven_q=False, beyond=None):
+def case(t, q, p, lo, hi, holes, reorder, proven_q=False, beyond=None,
+         beyond_at=0):
     """One worked case of §IV: packets up to Q:n = @q have arrived (in
     order for P:n > Q:n; with a hole ending at Q for P:n < Q:n, whose
     packet @q carried a trusted option when @proven_q), then P:n = @p
     arrives with P:min = @lo, P:max = @hi.  @holes are the packets still
-    missing, @reorder those the reorder list must hold.
-
-    @beyond, if given, is a packet without an option sent next, above
-    everything: the gap below it is reordered except what the drop list
-    holds (§IV, P:min and P:max NULL), which shows a dropped range above
-    Q (the packets it names are then holes like the others)."""
+    missing, @reorder those the reorder list must hold; walk() fills
+    them, and sends @beyond on the way."""
     c = open_conn(t)
     top = q if p > q else min(holes + [p]) - 1
     deliver(c, top)
@@ -88,8 +92,6 @@ def case(t, q, p, lo, hi, holes, reorder, proven_q=False, beyond=None):
         send(c, q, TRUSTED if proven_q else None)
         acked(c, top + 1, proven_q)
     send(c, p, drops(lo, hi))
-    if beyond:
-        acked(c, holes[0], holes[0] in reorder)
-        send(c, beyond)
-    walk(c, holes, reorder, (beyond or max(holes + [p, q])) + 1)
+    walk(c, holes, reorder, (beyond or max(holes + [p, q])) + 1, beyond,
+         beyond_at)
     return c
