@@ -82,6 +82,7 @@ enum rn_stat {
 	RN_ST_OPT_TTL,
 	RN_ST_OPT_NOHOST,
 	RN_ST_OPT_MALFORMED,
+	RN_ST_OPT_WIDE,
 	RN_ST_HDR_MALFORMED,
 	RN_ST_FRAGMENTS,
 	RN_ST_FLOWS_CREATED,
@@ -114,6 +115,7 @@ static const char * const rn_stat_names[RN_ST_MAX] = {
 	[RN_ST_OPT_TTL]		 = "opt_distrusted",
 	[RN_ST_OPT_NOHOST]	 = "opt_not_host",
 	[RN_ST_OPT_MALFORMED]	 = "opt_malformed",
+	[RN_ST_OPT_WIDE]	 = "opt_wide_range",
 	[RN_ST_HDR_MALFORMED]	 = "hdr_malformed",
 	[RN_ST_FRAGMENTS]	 = "fragments",
 	[RN_ST_FLOWS_CREATED]	 = "flows_created",
@@ -454,6 +456,8 @@ static bool rn_data_apply(struct rn_net *rn, const struct rn_pkt *p,
 	spin_unlock_bh(&rn->lock);
 	if (res == RN_DATA_OUTSIDE)
 		rn_stat_inc(rn, RN_ST_OUTSIDE);
+	if (res == RN_DATA_WIDE)
+		rn_stat_inc(rn, RN_ST_OPT_WIDE);
 	if (ovf)
 		rn_stat_add(rn, RN_ST_RANGE_OVERFLOWS, ovf);
 	return true;

@@ -450,6 +450,8 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 	if (st->drop.overflows != ovf)
 		rn_recv_dropped_wins(st);
 	rn_recv_advance(st, &p);
+	if (e.kind != ev->kind)
+		return RN_DATA_WIDE;
 	return proven ? RN_DATA_CLASSIFIED : RN_DATA_UNPROVEN;
 }
 

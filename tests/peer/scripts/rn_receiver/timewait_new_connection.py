@@ -9,14 +9,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, TRUSTED, MSS, open_conn, send, seq, acked  # noqa: E402,E501,F401
+from rnpeer import MODULES, SYSCTL, TRUSTED, MSS, open_conn, send, acked, counters  # noqa: E402,E501,F401
 
 SPORT = 47000
-
-
-def counters():
-    with open("/proc/net/rn_host") as f:
-        return {k: int(v) for k, v in (ln.split() for ln in f)}
 
 
 def run(t):

@@ -30,6 +30,12 @@ def drops(lo, hi):
     return dict(ttl=TTL, flags=EPDN_HOST, min=seq(lo), max=seq(hi + 1) - 1)
 
 
+def counters():
+    """/proc/net/rn_host of this script's namespace."""
+    with open("/proc/net/rn_host") as f:
+        return {k: int(v) for k, v in (ln.split() for ln in f)}
+
+
 def open_conn(t, sport=None):
     t.listen()
     return t.accept(mss=MSS, sport=sport)
