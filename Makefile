@@ -2,6 +2,7 @@
 #
 # make            build every module against the target kernel's headers
 # make unit       build the userspace unit tests of the algorithm cores
+# make unit-asan  the same under AddressSanitizer and UBSan, and run them
 # make tc         build the tc plugin(s) for iproute2
 # make test       unit tests + in-VM integration suite, in one VM boot
 # make bench      the baseline experiment (docs/baseline.md)
@@ -34,7 +35,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,build/unit/%,$(UNIT_SRCS))
 
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules unit tc test bench bench-epdn install clean deps kdir
+.PHONY: all modules unit unit-asan tc test bench bench-epdn install clean deps kdir
 
 all: modules unit tc
 
@@ -50,6 +51,13 @@ unit: $(UNIT_BINS)
 build/unit/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $<
+
+unit-asan: $(patsubst build/unit/%,build/unit-asan/%,$(UNIT_BINS))
+	@set -e; for t in $^; do $$t; done
+
+build/unit-asan/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $<
 
 tc:
 	$(MAKE) -C tools/tc

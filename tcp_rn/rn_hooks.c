@@ -82,12 +82,14 @@ enum rn_stat {
 	RN_ST_OPT_TTL,
 	RN_ST_OPT_NOHOST,
 	RN_ST_OPT_MALFORMED,
+	RN_ST_OPT_WIDE,
 	RN_ST_HDR_MALFORMED,
 	RN_ST_FRAGMENTS,
 	RN_ST_FLOWS_CREATED,
 	RN_ST_FLOWS_EVICTED,
 	RN_ST_FLOWS_FIN,
 	RN_ST_FLOWS_RST,
+	RN_ST_FLOWS_RESTART,
 	RN_ST_FLOWS_AGED,
 	RN_ST_FLOWS_NOMEM,
 	RN_ST_RANGE_OVERFLOWS,
@@ -113,12 +115,14 @@ static const char * const rn_stat_names[RN_ST_MAX] = {
 	[RN_ST_OPT_TTL]		 = "opt_distrusted",
 	[RN_ST_OPT_NOHOST]	 = "opt_not_host",
 	[RN_ST_OPT_MALFORMED]	 = "opt_malformed",
+	[RN_ST_OPT_WIDE]	 = "opt_wide_range",
 	[RN_ST_HDR_MALFORMED]	 = "hdr_malformed",
 	[RN_ST_FRAGMENTS]	 = "fragments",
 	[RN_ST_FLOWS_CREATED]	 = "flows_created",
 	[RN_ST_FLOWS_EVICTED]	 = "flows_evicted",
 	[RN_ST_FLOWS_FIN]	 = "flows_freed_fin",
 	[RN_ST_FLOWS_RST]	 = "flows_freed_rst",
+	[RN_ST_FLOWS_RESTART]	 = "flows_restarted",
 	[RN_ST_FLOWS_AGED]	 = "flows_aged",
 	[RN_ST_FLOWS_NOMEM]	 = "flows_nomem",
 	[RN_ST_RANGE_OVERFLOWS]	 = "range_overflows",
@@ -331,14 +335,15 @@ static void rn_gc(struct timer_list *t)
 	spin_unlock(&rn->lock);
 }
 
-static void rn_flow_drop_key(struct rn_net *rn, const struct rn_key *k)
+static void rn_flow_drop_key(struct rn_net *rn, const struct rn_key *k,
+			     enum rn_stat why)
 {
 	struct rn_flow *f;
 
 	spin_lock_bh(&rn->lock);
 	f = rn_flow_find(rn, k);
 	if (f)
-		rn_flow_free(rn, f, RN_ST_FLOWS_RST);
+		rn_flow_free(rn, f, why);
 	spin_unlock_bh(&rn->lock);
 }
 
@@ -451,6 +456,8 @@ static bool rn_data_apply(struct rn_net *rn, const struct rn_pkt *p,
 	spin_unlock_bh(&rn->lock);
 	if (res == RN_DATA_OUTSIDE)
 		rn_stat_inc(rn, RN_ST_OUTSIDE);
+	if (res == RN_DATA_WIDE)
+		rn_stat_inc(rn, RN_ST_OPT_WIDE);
 	if (ovf)
 		rn_stat_add(rn, RN_ST_RANGE_OVERFLOWS, ovf);
 	return true;
@@ -520,7 +527,7 @@ static unsigned int rn_in_hook(void *priv, struct sk_buff *skb,
 	}
 	if (p.tcp.flags & RN_TCP_RST) {
 		rn_key_of(&p, false, &k);
-		rn_flow_drop_key(rn, &k);
+		rn_flow_drop_key(rn, &k, RN_ST_FLOWS_RST);
 		return NF_ACCEPT;
 	}
 	rn_data_segment(rn, &p);
@@ -557,6 +564,32 @@ static void rn_flow_start(struct rn_flow *f, const struct rn_tcp *t,
 		rn_recv_set_high(&f->st, o->sack_high);
 }
 
+/*
+ * The entry an outgoing ACK uses.  Our SYN-ACK starts a connection, so it
+ * starts the entry afresh even when one is left on the 4-tuple (a TIME-WAIT
+ * ACK of an earlier connection creates one).
+ */
+static struct rn_flow *rn_ack_flow(struct rn_net *rn, const struct rn_key *k,
+				   const struct rn_tcp *t,
+				   const struct rn_tcpopts *o)
+{
+	struct rn_flow *f = rn_flow_find(rn, k);
+
+	if (f && !(t->flags & RN_TCP_SYN))
+		return f;
+	if (!f && !rn_ack_may_create(t))
+		return NULL;
+	if (f)
+		rn_stat_inc(rn, RN_ST_FLOWS_RESTART);
+	else
+		f = rn_flow_create(rn, k);
+	if (!f)
+		return NULL;
+	f->has_data = false;
+	rn_flow_start(f, t, o);
+	return f;
+}
+
 /* The §IV-A decision for one outgoing ACK, or -1 for an untracked flow. */
 static int rn_ack_decide(struct rn_net *rn, const struct rn_pkt *p)
 {
@@ -570,12 +603,7 @@ static int rn_ack_decide(struct rn_net *rn, const struct rn_pkt *p)
 	rn_parse_tcpopts(p->th + RN_TCP_HDR_MIN, t->hdr_len - RN_TCP_HDR_MIN,
 			 t->ack, &o);
 	spin_lock_bh(&rn->lock);
-	f = rn_flow_find(rn, &k);
-	if (!f && rn_ack_may_create(t)) {
-		f = rn_flow_create(rn, &k);
-		if (f)
-			rn_flow_start(f, t, &o);
-	}
+	f = rn_ack_flow(rn, &k, t, &o);
 	if (!f) {
 		spin_unlock_bh(&rn->lock);
 		return -1;
@@ -636,13 +664,17 @@ static unsigned int rn_ack_hook(void *priv, struct sk_buff *skb,
 
 	if (!READ_ONCE(rn->receiver) || !rn_pkt_tcp(rn, skb, &p))
 		return NF_ACCEPT;
+	rn_key_of(&p, true, &k);
 	if (p.tcp.flags & RN_TCP_RST) {
-		rn_key_of(&p, true, &k);
-		rn_flow_drop_key(rn, &k);
+		rn_flow_drop_key(rn, &k, RN_ST_FLOWS_RST);
 		return NF_ACCEPT;
 	}
-	if (!(p.tcp.flags & RN_TCP_ACK))
+	/* Our SYN opens a new connection: an old entry on the tuple goes. */
+	if (!(p.tcp.flags & RN_TCP_ACK)) {
+		if (p.tcp.flags & RN_TCP_SYN)
+			rn_flow_drop_key(rn, &k, RN_ST_FLOWS_RESTART);
 		return NF_ACCEPT;
+	}
 	mark = rn_ack_decide(rn, &p);
 	if (mark < 0)
 		return NF_ACCEPT;

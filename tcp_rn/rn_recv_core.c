@@ -26,14 +26,26 @@ static struct rn_range rn_range_make(u32 start, u32 end)
 	return r;
 }
 
-/* The part of @r inside [lo, hi): empty when they do not meet. */
+/*
+ * The part of @r inside [lo, hi), hi - lo < 2^31: empty when they do not
+ * meet.  Worked in offsets from @lo, so a range that is nearly 2^31 wide,
+ * or far from the window, cannot confuse before()/after().  A range 2^31
+ * wide or wider runs backwards, and is empty.
+ */
 static struct rn_range rn_range_clip(const struct rn_range *r, u32 lo, u32 hi)
 {
-	struct rn_range c = rn_range_make(rn_seq_max(r->start, lo),
-					  rn_seq_min(r->end, hi));
+	u32 span = hi - lo, off = r->start - lo, len = r->end - r->start;
+	struct rn_range c = rn_range_make(lo, lo);
 
-	if (rn_range_empty(&c))
-		c.end = c.start;
+	if (!len || len >= 0x80000000U)
+		return c;
+	if (off < span) {
+		c.start = r->start;
+		c.end = len < span - off ? r->end : hi;
+	} else if (len > 0U - off) {	/* starts below @lo, reaches it */
+		len -= 0U - off;
+		c.end = len < span ? lo + len : hi;
+	}
 	return c;
 }
 
@@ -59,28 +71,56 @@ bool rn_rset_has(const struct rn_rset *s, u32 seq)
 /* Remove @count ranges from index @i on. */
 static void rn_rset_cut(struct rn_rset *s, u32 i, u32 count)
 {
+	if (i > s->n || count > s->n - i)
+		return;
 	memmove(&s->r[i], &s->r[i + count],
 		(s->n - i - count) * sizeof(s->r[0]));
 	s->n -= count;
 }
 
-/* Insert @r at index @i; the array has one spare slot for this. */
+/*
+ * Insert @r at index @i.  The array has one spare slot, for the one range
+ * an add or a split brings before the cap applies; a put into a full
+ * array is refused, so no input can write past it.
+ */
 static void rn_rset_put(struct rn_rset *s, u32 i, const struct rn_range *r)
 {
+	if (s->n > RN_RANGES_MAX || i > s->n) {
+		s->overflows++;
+		return;
+	}
 	memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(s->r[0]));
 	s->r[i] = *r;
 	s->n++;
 }
 
-/* Index of the first of the two ranges with the smallest gap between. */
-static u32 rn_rset_closest(const struct rn_rset *s)
+/* Does the gap after range @i hold a byte of one of the @nkeep ranges? */
+static bool rn_rset_gap_keeps(const struct rn_rset *s, u32 i,
+			      const struct rn_range *keep, u32 nkeep)
+{
+	u32 k;
+
+	for (k = 0; k < nkeep; k++)
+		if (!rn_range_empty(&keep[k]) &&
+		    rn_seq_before(keep[k].start, s->r[i + 1].start) &&
+		    rn_seq_after(keep[k].end, s->r[i].end))
+			return true;
+	return false;
+}
+
+/*
+ * Index of the first of the two ranges with the smallest gap between,
+ * among the gaps that hold no byte of @keep (the first if all do).
+ */
+static u32 rn_rset_closest(const struct rn_rset *s,
+			   const struct rn_range *keep, u32 nkeep)
 {
 	u32 i, best = 0, best_gap = ~0U;
 
 	for (i = 0; i + 1 < s->n; i++) {
 		u32 gap = s->r[i + 1].start - s->r[i].end;
 
-		if (gap < best_gap) {
+		if (gap < best_gap && !rn_rset_gap_keeps(s, i, keep, nkeep)) {
 			best_gap = gap;
 			best = i;
 		}
@@ -88,8 +128,12 @@ static u32 rn_rset_closest(const struct rn_rset *s)
 	return best;
 }
 
-/* Apply the cap: forget the highest range, or merge the closest two. */
-static void rn_rset_fit(struct rn_rset *s)
+/*
+ * Apply the cap: forget the highest range, or merge the closest two
+ * whose gap holds no byte of @keep (bytes known to have arrived).
+ */
+static void rn_rset_fit(struct rn_rset *s, const struct rn_range *keep,
+			u32 nkeep)
 {
 	u32 i;
 
@@ -99,14 +143,14 @@ static void rn_rset_fit(struct rn_rset *s)
 			s->n--;
 			continue;
 		}
-		i = rn_rset_closest(s);
+		i = rn_rset_closest(s, keep, nkeep);
 		s->r[i].end = s->r[i + 1].end;
 		rn_rset_cut(s, i + 1, 1);
 	}
 }
 
-/* Add @r, merging every range it overlaps or touches. */
-void rn_rset_add(struct rn_rset *s, const struct rn_range *r)
+/* Add @r, merging every range it overlaps or touches; no cap yet. */
+static void rn_rset_merge(struct rn_rset *s, const struct rn_range *r)
 {
 	struct rn_range m = *r;
 	u32 i = 0, j;
@@ -121,11 +165,10 @@ void rn_rset_add(struct rn_rset *s, const struct rn_range *r)
 	}
 	rn_rset_cut(s, i, j - i);
 	rn_rset_put(s, i, &m);
-	rn_rset_fit(s);
 }
 
-/* Remove @r; a range that strictly contains it splits in two. */
-void rn_rset_sub(struct rn_rset *s, const struct rn_range *r)
+/* Remove @r; a range that strictly contains it splits in two; no cap yet. */
+static void rn_rset_remove(struct rn_rset *s, const struct rn_range *r)
 {
 	u32 i = 0;
 
@@ -148,7 +191,18 @@ void rn_rset_sub(struct rn_rset *s, const struct rn_range *r)
 			rn_rset_put(s, i++, &piece);
 		}
 	}
-	rn_rset_fit(s);
+}
+
+void rn_rset_add(struct rn_rset *s, const struct rn_range *r)
+{
+	rn_rset_merge(s, r);
+	rn_rset_fit(s, NULL, 0);
+}
+
+void rn_rset_sub(struct rn_rset *s, const struct rn_range *r)
+{
+	rn_rset_remove(s, r);
+	rn_rset_fit(s, NULL, 0);
 }
 
 /* Add the parts of @r that @except does not hold (@s != @except). */
@@ -246,6 +300,20 @@ static void rn_recv_learn_path(struct rn_recv *st,
 		st->flags &= ~RN_RF_PROVEN;
 }
 
+/*
+ * A dropped range wider than the window we advertise names bytes the
+ * sender could not have had in flight: the option is not proof, and it
+ * counts as an untrusted one (it must never make a gap "reordered").
+ */
+static enum rn_ev_kind rn_recv_ev_kind(const struct rn_recv *st,
+				       const struct rn_evidence *ev)
+{
+	if (ev->kind == RN_EV_DROPS &&
+	    ev->drop.end - ev->drop.start > st->rcv_right - st->rcv_nxt)
+		return RN_EV_UNTRUSTED;
+	return ev->kind;
+}
+
 /* The dropped range P:min..P:max, clipped to the window. */
 static bool rn_recv_drops(const struct rn_recv *st,
 			  const struct rn_evidence *ev, struct rn_range *d)
@@ -257,18 +325,41 @@ static bool rn_recv_drops(const struct rn_recv *st,
 }
 
 /*
+ * Bytes that arrived (@keep: P and Q) leave the drop list, and a merge
+ * that the cap forces never brings them back.
+ */
+static void rn_recv_undrop(struct rn_recv *st, const struct rn_range *r,
+			   const struct rn_range *keep)
+{
+	rn_rset_remove(&st->drop, r);
+	rn_rset_fit(&st->drop, keep, 2);
+}
+
+/*
+ * A merge under the cap believes the bytes between two dropped ranges
+ * dropped too: they leave the reorder list, so the lists never overlap.
+ */
+static void rn_recv_dropped_wins(struct rn_recv *st)
+{
+	u32 i;
+
+	for (i = 0; i < st->drop.n; i++)
+		rn_rset_sub(&st->reorder, &st->drop.r[i]);
+}
+
+/*
  * Every case of §IV with P:min/P:max: the dropped range leaves the reorder
  * list and enters the drop list, except the packets that did arrive (P:n
- * and Q:n: "P:min to P:n - 1 and P:n + 1 to P:max").
+ * and Q:n: "P:min to P:n - 1 and P:n + 1 to P:max"); @keep holds P, Q.
  */
 static void rn_recv_note_drops(struct rn_recv *st, const struct rn_range *d,
-			       const struct rn_range *p,
-			       const struct rn_range *q)
+			       const struct rn_range *keep)
 {
 	rn_rset_sub(&st->reorder, d);
-	rn_rset_add(&st->drop, d);
-	rn_rset_sub(&st->drop, p);
-	rn_rset_sub(&st->drop, q);
+	rn_rset_merge(&st->drop, d);
+	rn_rset_fit(&st->drop, keep, 2);
+	rn_recv_undrop(st, &keep[0], keep);
+	rn_recv_undrop(st, &keep[1], keep);
 }
 
 /* A gap "is probably reordered" unless the drop list holds it (§IV). */
@@ -312,6 +403,19 @@ static void rn_recv_advance(struct rn_recv *st, const struct rn_range *p)
 	}
 }
 
+/* §IV on a proven path: the dropped range, then the gaps it reveals. */
+static void rn_recv_classify(struct rn_recv *st, const struct rn_range *p,
+			     const struct rn_evidence *ev,
+			     const struct rn_range *keep)
+{
+	struct rn_range d;
+	bool drops = rn_recv_drops(st, ev, &d);
+
+	if (drops)
+		rn_recv_note_drops(st, &d, keep);
+	rn_recv_gaps(st, p, drops ? &d : NULL);
+}
+
 /*
  * One data segment @seg = [seq, end_seq) with its evidence (§IV).  On a
  * proven path the gaps it reveals go to the reorder list and its dropped
@@ -328,24 +432,27 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 				 const struct rn_range *seg,
 				 const struct rn_evidence *ev)
 {
-	struct rn_range p = *seg, q, d;
-	bool drops;
+	struct rn_evidence e = *ev;
+	struct rn_range p = *seg, keep[2];
+	u32 ovf = st->drop.overflows;
+	bool proven;
 
 	if (!rn_recv_window(st, &p))
 		return RN_DATA_OUTSIDE;
-	rn_recv_learn_path(st, ev);
-	rn_rset_sub(&st->drop, &p);
-	if (!(st->flags & RN_RF_PROVEN)) {
-		rn_recv_advance(st, &p);
-		return RN_DATA_UNPROVEN;
-	}
-	q = rn_range_make(st->q_start, st->q_end);
-	drops = rn_recv_drops(st, ev, &d);
-	if (drops)
-		rn_recv_note_drops(st, &d, &p, &q);
-	rn_recv_gaps(st, &p, drops ? &d : NULL);
+	e.kind = rn_recv_ev_kind(st, ev);
+	rn_recv_learn_path(st, &e);
+	keep[0] = rn_range_clip(&p, st->rcv_nxt, st->rcv_right);
+	keep[1] = rn_range_make(st->q_start, st->q_end);
+	rn_recv_undrop(st, &keep[0], keep);
+	proven = st->flags & RN_RF_PROVEN;
+	if (proven)
+		rn_recv_classify(st, &p, &e, keep);
+	if (st->drop.overflows != ovf)
+		rn_recv_dropped_wins(st);
 	rn_recv_advance(st, &p);
-	return RN_DATA_CLASSIFIED;
+	if (e.kind != ev->kind)
+		return RN_DATA_WIDE;
+	return proven ? RN_DATA_CLASSIFIED : RN_DATA_UNPROVEN;
 }
 
 /* The peer's FIN arrived: the flow ends once it is acknowledged. */
@@ -359,6 +466,8 @@ void rn_recv_fin(struct rn_recv *st, u32 fin_end)
 static void rn_recv_advance_ack(struct rn_recv *st, u32 ack)
 {
 	st->rcv_nxt = ack;
+	if (st->rcv_right - ack > RN_WINDOW_MAX)	/* ACK past the edge */
+		st->rcv_right = ack;
 	rn_rset_prune(&st->drop, ack);
 	rn_rset_prune(&st->reorder, ack);
 	if (rn_seq_after(ack, st->q_end)) {
@@ -384,6 +493,18 @@ static enum rn_mark rn_recv_mark(const struct rn_recv *st, u32 ack)
 	return RN_MARK_UNKNOWN;
 }
 
+/*
+ * The right edge never moves left, and never more than 2^30 above the
+ * in-order point (an old ACK far below it cannot stretch the window).
+ */
+static void rn_recv_widen(struct rn_recv *st, u32 right)
+{
+	u32 want = right - st->rcv_nxt;
+
+	if (want <= RN_WINDOW_MAX && want > st->rcv_right - st->rcv_nxt)
+		st->rcv_right = right;
+}
+
 /* An ACK we send: @ack and the window @wnd in bytes (already scaled). */
 enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd)
 {
@@ -391,8 +512,7 @@ enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd)
 
 	if (rn_seq_after(ack, st->rcv_nxt))
 		rn_recv_advance_ack(st, ack);
-	if (rn_seq_after(right, st->rcv_right))
-		st->rcv_right = right;
+	rn_recv_widen(st, right);
 	return rn_recv_mark(st, ack);
 }
 

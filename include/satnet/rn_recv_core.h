@@ -13,8 +13,9 @@
  * The seed numbers whole packets.  Here every list holds half-open ranges
  * of TCP byte sequence numbers, [start, end), and every comparison wraps
  * (before()/after() of include/net/tcp.h).  A flow's ranges all lie inside
- * the window the receiver advertised, less than 2^31 wide, so the order
- * is well defined.
+ * the window the receiver advertised, at most 2^30 wide, so the order is
+ * well defined; a range from a packet is clipped to it in offsets from
+ * rcv_nxt, never compared with before()/after().
  */
 #ifndef SATNET_RN_RECV_CORE_H
 #define SATNET_RN_RECV_CORE_H
@@ -115,6 +116,7 @@ enum rn_ev_status {
 enum rn_data_result {
 	RN_DATA_CLASSIFIED,	/* lists updated from the evidence */
 	RN_DATA_UNPROVEN,	/* path not proven: only Q and removals */
+	RN_DATA_WIDE,		/* drop range wider than the window: untrusted */
 	RN_DATA_OUTSIDE,	/* outside the advertised window: ignored */
 };
 

@@ -456,13 +456,24 @@ static void test_window_bounds_state(void)
 	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_CLASSIFIED);
 	CHECK_EQ(st.q_end, seq_of(10));
 	CHECK(set_is(&st.reorder, "0 1 2 3 4 5 6 7"));
-	/* A dropped range is clipped to the window, both ends. */
+	/* A dropped range is clipped to the window, at either end. */
 	rn_recv_init(&st, seq_of(4), 4 * MSS, 0);
 	st.flags |= RN_RF_PROVEN;
 	p = pk(4);
-	ev = ev_drops(0, 100);
+	ev = ev_drops(1, 4);
 	rn_recv_data(&st, &p, &ev);
-	CHECK(set_is(&st.drop, "5 6 7"));
+	CHECK(set_is(&st.drop, ""));
+	ev = ev_drops(6, 9);
+	rn_recv_data(&st, &p, &ev);
+	CHECK(set_is(&st.drop, "6 7"));
+	/* A range wider than the window is no proof: no gap is reordered. */
+	CHECK(set_is(&st.reorder, "5"));
+	p = pk(7);
+	ev = ev_drops(0, 100);
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_WIDE);
+	CHECK(set_is(&st.drop, "6"));
+	CHECK(set_is(&st.reorder, "5"));
+	CHECK(!(st.flags & RN_RF_PROVEN));
 	/* A duplicate below the window still carries evidence. */
 	rn_recv_init(&st, seq_of(4), 8 * MSS, 0);
 	st.flags |= RN_RF_PROVEN;
@@ -987,6 +998,302 @@ static void test_origin(void)
 	CHECK_EQ(rn_origin_decide(32, 100, 1500), RN_ORIGIN_SKIP_OPTS);
 }
 
+/* ---- hostile ranges: the lists stay bounded, sorted and in the window ---- */
+
+static int ranges_meet(const struct rn_range *a, const struct rn_range *b)
+{
+	return !rn_range_empty(a) && !rn_range_empty(b) &&
+	       rn_seq_before(a->start, b->end) && rn_seq_before(b->start, a->end);
+}
+
+static int rset_meets(const struct rn_rset *s, const struct rn_range *r)
+{
+	u32 i;
+
+	for (i = 0; i < s->n && i <= RN_RANGES_MAX; i++)
+		if (ranges_meet(&s->r[i], r))
+			return 1;
+	return 0;
+}
+
+/* Every range lies in [rcv_nxt, rcv_right), measured as offsets. */
+static int rset_in_window(const struct rn_rset *s, const struct rn_recv *st)
+{
+	u32 span = st->rcv_right - st->rcv_nxt, i;
+
+	for (i = 0; i < s->n && i <= RN_RANGES_MAX; i++)
+		if (s->r[i].start - st->rcv_nxt >= span ||
+		    s->r[i].end - st->rcv_nxt > span)
+			return 0;
+	return 1;
+}
+
+/* The invariants of include/satnet/rn_recv_core.h and docs/rn-tcp.md. */
+static int recv_sane(const struct rn_recv *st)
+{
+	u32 i;
+
+	if (!rset_sane(&st->drop) || !rset_sane(&st->reorder) ||
+	    !rset_in_window(&st->drop, st) || !rset_in_window(&st->reorder, st) ||
+	    st->rcv_right - st->rcv_nxt > RN_WINDOW_MAX)
+		return 0;
+	for (i = 0; i < st->drop.n; i++)
+		if (rset_meets(&st->reorder, &st->drop.r[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The hostile segment: checksum-valid data whose EPDN option (EPDN-TTL =
+ * TTL, HOST) names max - min = 0x7fffffff.  Before the fix it was stored
+ * outside the window, the lists lost their order, splits ran past the 16
+ * slots and memmove() past the flow.
+ */
+static void test_hostile_2_31_range(void)
+{
+	static const u32 at[] = { 0, 100, 64 * MSS, 0x7fffff00u, 0x7fffff9cu,
+				  0x80000000u, 0x80000064u, 0xffffff00u };
+	struct rn_evidence ev;
+	struct rn_recv st;
+	u8 o[12];
+	u32 i, k;
+
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		rn_recv_init(&st, seq_of(0), 64 * MSS, 7);
+		mk_epdn(o, 64, EPDN_F_HOST, seq_of(0) + at[i],
+			seq_of(0) + at[i] + 0x7fffffffu);
+		CHECK_EQ(evidence_of(o, 12, 64, true, &ev), RN_EVS_TRUSTED);
+		CHECK_EQ(ev.kind, RN_EV_DROPS);
+		for (k = 0; k < 64; k += 2) {
+			struct rn_range p = pk(k);
+
+			CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_WIDE);
+			CHECK(recv_sane(&st));
+		}
+		CHECK_EQ(st.drop.n, 0);
+		CHECK_EQ(st.reorder.n, 0);
+		CHECK_EQ(rn_recv_ack(&st, seq_of(1), 64 * MSS), RN_MARK_UNKNOWN);
+	}
+}
+
+/* A range a little wider than the window, just under 2^31 above it. */
+static void test_window_wide_range_near_2_31(void)
+{
+	u32 w = 64 * MSS, lo = seq_of(0);
+	struct rn_range r = rn_range_make(lo + 0x7ffffe00u,
+					  lo + 0x7ffffe00u + w + 0x200);
+	struct rn_range c = rn_range_clip(&r, lo, lo + w);
+	struct rn_evidence ev = { .kind = RN_EV_DROPS, .drop = r };
+	struct rn_recv st;
+	struct rn_range p = pk(3);
+
+	CHECK(rn_range_empty(&c));
+	/* Clipping works in offsets: a range reaching in from below. */
+	r = rn_range_make(lo - 0x7ffffff0u, lo + 5);
+	c = rn_range_clip(&r, lo, lo + w);
+	CHECK_EQ(c.start, lo);
+	CHECK_EQ(c.end, lo + 5);
+	r = rn_range_make(lo + 10, lo + 10 + 0x7fffffffu);
+	c = rn_range_clip(&r, lo, lo + w);
+	CHECK_EQ(c.start, lo + 10);
+	CHECK_EQ(c.end, lo + w);
+	r = rn_range_make(lo + 10, lo + 10 + 0x80000000u);	/* backwards */
+	c = rn_range_clip(&r, lo, lo + w);
+	CHECK(rn_range_empty(&c));
+	/* Through the receiver: no proof, nothing stored. */
+	rn_recv_init(&st, lo, w, 0);
+	st.flags |= RN_RF_PROVEN;
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_WIDE);
+	CHECK_EQ(st.drop.n, 0);
+	CHECK_EQ(st.reorder.n, 0);
+	CHECK(recv_sane(&st));
+	/* One window wide is accepted, and clipped into the window. */
+	ev.drop = rn_range_make(lo + 0x7ffffe00u, lo + 0x7ffffe00u + w);
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_CLASSIFIED);
+	CHECK_EQ(st.drop.n, 0);
+	p = pk(4);
+	ev.kind = RN_EV_EMPTY;
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_CLASSIFIED);
+	ev = ev_drops(40, 40 + 63);
+	p = pk(5);
+	rn_recv_data(&st, &p, &ev);
+	CHECK(set_is(&st.drop, "40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 "
+			       "55 56 57 58 59 60 61 62 63"));
+	CHECK(recv_sane(&st));
+}
+
+/* Anywhere in the 2^32 space, with any width; or about as wide as it. */
+static struct rn_range hostile_range(u32 rcv_nxt, u32 span)
+{
+	u32 w, at;
+
+	switch (rnd() % 3) {
+	case 0:
+		at = rnd() << 8 ^ rnd();
+		w = rnd() << 8 ^ rnd();
+		break;
+	case 1:
+		at = rcv_nxt + 0x80000000u - span + rnd() % (2 * span + 2);
+		w = span - 0x400 + rnd() % 0x800;
+		break;
+	default:
+		at = rcv_nxt - 0x400 + rnd() % 0x800;
+		w = 0x7fffff00u + rnd() % 0x200;
+		break;
+	}
+	return rn_range_make(at, at + w);
+}
+
+/* A hostile range one time in @one_in, else a plausible one. */
+static struct rn_range stress_range(const struct rn_recv *st, u32 one_in,
+				    u32 max_len)
+{
+	u32 span = st->rcv_right - st->rcv_nxt, at;
+
+	if (rnd() % one_in == 0)
+		return hostile_range(st->rcv_nxt, span);
+	at = st->rcv_nxt + rnd() % (span + 1) - 3000;
+	return rn_range_make(at, at + 1 + rnd() % max_len);
+}
+
+/*
+ * Seeded random data and ACKs, hostile and plausible: the invariants hold
+ * after every step, and neither P nor Q is ever in the drop list.
+ */
+static void test_hostile_stress(void)
+{
+	u32 op, bad = 0, p_dropped = 0, full = 0;
+	struct rn_recv st;
+
+	rnd_state = 20261123;
+	rn_recv_init(&st, base, 1000 * MSS, 7);
+	for (op = 0; op < 200000; op++) {
+		struct rn_evidence ev = { .kind = rnd() % 4 };
+		struct rn_range p, q;
+
+		if (rnd() % 16 == 0) {
+			u32 ack = st.rcv_nxt + (rnd() % 64 ? rnd() % 3000 :
+						rnd() << 8);
+
+			rn_recv_ack(&st, ack, rnd() % 64 ? 1000 * MSS :
+				    rnd() << 8);
+		} else {
+			ev.drop = stress_range(&st, 4, 6000);
+			p = stress_range(&st, 32, 1500);
+			if (rn_recv_data(&st, &p, &ev) != RN_DATA_OUTSIDE) {
+				p = rn_range_clip(&p, st.rcv_nxt, st.rcv_right);
+				q = rn_range_make(st.q_start, st.q_end);
+				p_dropped += rset_meets(&st.drop, &p) ||
+					     rset_meets(&st.drop, &q);
+			}
+		}
+		full += st.drop.n == RN_RANGES_MAX;
+		if (!recv_sane(&st)) {
+			fprintf(stderr, "  step %u: nxt %x right %x\n", op,
+				st.rcv_nxt, st.rcv_right);
+			print_set("drop", &st.drop);
+			print_set("reorder", &st.reorder);
+			bad++;
+			break;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(p_dropped, 0);
+	/* The caps were exercised, often. */
+	CHECK(full > 1000);
+	CHECK(st.drop.overflows > 1000);
+	CHECK(st.reorder.overflows > 100);
+}
+
+/* A drop list of 16 ranges, 1 packet each, every third packet from @from. */
+static void fill_drops(struct rn_recv *st, u32 from)
+{
+	u32 i;
+
+	for (i = 0; i < RN_RANGES_MAX; i++) {
+		struct rn_range r = pk(from + 3 * i);
+
+		rn_rset_add(&st->drop, &r);
+	}
+}
+
+/*
+ * The drop list's cap merges two ranges: the bytes between are believed
+ * dropped, so they leave the reorder list ("dropped" wins, the lists never
+ * overlap); and a merge never covers P or Q, which did arrive.
+ */
+static void test_coarsen_keeps_lists_apart(void)
+{
+	struct rn_range r;
+	struct rn_recv st;
+	u32 i;
+
+	rn_recv_init(&st, seq_of(0), 200 * MSS, 0);
+	st.flags |= RN_RF_PROVEN;
+	st.q_start = seq_of(99);
+	st.q_end = seq_of(100);
+	fill_drops(&st, 10);				/* 10 13 ... 55 */
+	r = pks(11, 12);
+	rn_rset_add(&st.reorder, &r);			/* between 10 and 13 */
+	rx(&st, 2, ev_drops(58, 58));			/* a 17th range */
+	CHECK_EQ(st.drop.n, RN_RANGES_MAX);
+	CHECK(st.drop.overflows > 0);
+	CHECK(recv_sane(&st));
+	CHECK(rn_rset_has(&st.drop, seq_of(11)));
+	CHECK(!rn_rset_has(&st.reorder, seq_of(11)));
+	/* P (one byte) splits a dropped range: its gap is the closest. */
+	rn_recv_init(&st, seq_of(0), 200 * MSS, 0);
+	st.flags |= RN_RF_PROVEN;
+	st.q_start = seq_of(99);
+	st.q_end = seq_of(100);
+	fill_drops(&st, 10);
+	r = rn_range_make(seq_of(10), seq_of(12));
+	rn_rset_add(&st.drop, &r);
+	r = rn_range_make(seq_of(10) + 500, seq_of(10) + 501);
+	rn_recv_data(&st, &r, &(struct rn_evidence){ .kind = RN_EV_EMPTY });
+	CHECK(!rn_rset_has(&st.drop, seq_of(10) + 500));
+	CHECK(recv_sane(&st));
+	/* The same with a drop range that covers P and Q. */
+	for (i = 0; i < 2; i++) {
+		rn_recv_init(&st, seq_of(0), 200 * MSS, 0);
+		st.flags |= RN_RF_PROVEN;
+		st.q_start = seq_of(8) + 700;
+		st.q_end = seq_of(8) + 701;
+		fill_drops(&st, 10);
+		r = rn_range_make(seq_of(8) + 300, seq_of(8) + 301);
+		rn_recv_data(&st, &r, &(struct rn_evidence){
+			.kind = RN_EV_DROPS, .drop = pks(7 - i, 9) });
+		CHECK(!rn_rset_has(&st.drop, seq_of(8) + 300));
+		CHECK(!rn_rset_has(&st.drop, seq_of(8) + 700));
+		CHECK(rn_rset_has(&st.drop, seq_of(8) + 299));
+		CHECK(recv_sane(&st));
+	}
+}
+
+/* No sequence of set operations writes past the array. */
+static void test_rset_put_refuses_when_full(void)
+{
+	struct rn_rset s;
+	struct rn_range r;
+	u32 i;
+
+	rn_rset_init(&s, RN_OVF_COARSEN);
+	for (i = 0; i <= RN_RANGES_MAX; i++) {
+		r = pk(2 * i);
+		rn_rset_put(&s, s.n, &r);
+	}
+	CHECK_EQ(s.n, RN_RANGES_MAX + 1);
+	r = pk(100);
+	rn_rset_put(&s, s.n, &r);
+	CHECK_EQ(s.n, RN_RANGES_MAX + 1);
+	rn_rset_remove(&s, &r);
+	r = rn_range_make(seq_of(0) + 10, seq_of(0) + 20);
+	rn_rset_remove(&s, &r);				/* a split, refused */
+	CHECK_EQ(s.n, RN_RANGES_MAX + 1);
+	rn_rset_fit(&s, NULL, 0);
+	CHECK_EQ(s.n, RN_RANGES_MAX);
+}
+
 static void run_examples(u32 at)
 {
 	base = at;
@@ -1018,6 +1325,11 @@ static void run_examples(u32 at)
 	RUN(test_rset_edges);
 	RUN(test_rset_model);
 	RUN(test_receiver_fuzz);
+	RUN(test_hostile_2_31_range);
+	RUN(test_window_wide_range_near_2_31);
+	RUN(test_hostile_stress);
+	RUN(test_coarsen_keeps_lists_apart);
+	RUN(test_rset_put_refuses_when_full);
 }
 
 int main(void)
