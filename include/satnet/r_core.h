@@ -21,7 +21,8 @@
  *             ago: halve ("retransmitted only once in a RTT").
  *
  * A modified recovery turns standard (halves) as soon as an ECE or a
- * dupACK without the bit arrives before it ends.
+ * dupACK without the bit arrives before it ends, or the retransmission
+ * timer fires during it.
  *
  * Units: sequence numbers are TCP byte sequence numbers (comparisons
  * wrap); windows count segments; times are milliseconds (u32, wrapping).
@@ -90,7 +91,8 @@ enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		       const struct r_ack *a);
 bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 		       u32 ssthresh_before);
-u32 r_recovery_ends(struct r_sender *s, bool timeout);
+u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 prior_cwnd);
+u32 r_giveback(u32 saved, u32 ssthresh, bool undone);
 u32 r_halve(u32 cwnd);
 
 #endif /* SATNET_R_CORE_H */
