@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Run scripted-peer scripts against the real kernel (tests/peer/README.md).
+
+Each script runs in a network namespace of its own, once per address
+family it names, after its modules are loaded and the sysctls of
+defaults.sysctl and its own SYSCTL are set.  Prints PASS or FAIL per run,
+and the timeline of each failure (of every run with -v).  Needs root and
+a kernel that loads our modules: inside `tools/vm-run`, or natively.
+"""
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+DEFAULTS = os.path.join(HERE, "defaults.sysctl")
+
+
+def load_script(path):
+    name = "script_" + os.path.basename(path)[:-3]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    if not callable(getattr(mod, "run", None)):
+        raise SystemExit("%s: no run(t) function" % path)
+    return mod
+
+
+def defaults():
+    out = []
+    with open(DEFAULTS) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                name, value = (x.strip() for x in line.split("=", 1))
+                out.append((name, value))
+    return out
+
+
+def loaded(name):
+    return os.path.isdir("/sys/module/" + name)
+
+
+def load_modules(paths):
+    subprocess.run(["modprobe", "tun"], check=True)
+    for rel in paths:
+        path = os.path.join(TOP, rel)
+        name = os.path.basename(path)[:-3]
+        if loaded(name):
+            continue
+        if not os.path.exists(path):
+            raise SystemExit("%s: not built (run `make`)" % rel)
+        r = subprocess.run(["insmod", path], capture_output=True, text=True)
+        if r.returncode:
+            raise SystemExit("insmod %s: %s" % (rel, r.stderr.strip()))
+
+
+def set_params(params):
+    """Write module parameters; return what to write back afterwards."""
+    old = []
+    for module, kv in params.items():
+        for k, v in kv.items():
+            path = "/sys/module/%s/parameters/%s" % (module, k)
+            with open(path) as f:
+                old.append((path, f.read().strip()))
+            with open(path, "w") as f:
+                f.write("%s\n" % v)
+    return old
+
+
+def restore_params(old):
+    for path, value in reversed(old):
+        with open(path, "w") as f:
+            f.write(value + "\n")
+
+
+def child(path, family):
+    """Inside the new namespace: sysctls, then the script's timeline."""
+    sys.path.insert(0, HERE)
+    import peer
+
+    mod = load_script(path)
+    t = None
+    try:
+        for name, value in defaults() + list(getattr(mod, "SYSCTL",
+                                                     {}).items()):
+            with open("/proc/sys/" + name.replace(".", "/"), "w") as f:
+                f.write("%s\n" % value)
+        t = peer.Peer(family)
+        mod.run(t)
+        status, why = 0, "ok"
+    except peer.ScriptFailure as e:
+        status, why = 1, str(e)
+    except Exception:               # a bug in the script or the harness
+        status, why = 2, traceback.format_exc().strip()
+    if t is not None:
+        for line in t.timeline:
+            print(line)
+        t.close()
+    print("RESULT %d %s" % (status, why.replace("\n", "\n    ")))
+    return status
+
+
+def run_one(path, family, verbose, timeout):
+    cmd = ["unshare", "--net", sys.executable, os.path.abspath(__file__),
+           "--child", "--family", str(family), path]
+    start = time.monotonic()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout)
+        out, status = r.stdout + r.stderr, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) \
+            else (e.stdout or "")
+        out, status = out + "RESULT 3 timed out after %ds" % timeout, 3
+    took = time.monotonic() - start
+    lines = out.rstrip("\n").split("\n")
+    result = [ln for ln in lines if ln.startswith("RESULT ")]
+    why = result[-1].split(" ", 2)[2] if result else "no result"
+    rel = os.path.relpath(path, TOP)
+    word = "PASS" if status == 0 else "FAIL"
+    print("%s %s (IPv%d, %.1fs)%s" % (word, rel, family, took,
+                                      "" if status == 0 else ": " + why))
+    if status or verbose:
+        for ln in lines:
+            if not ln.startswith("RESULT "):
+                print("    " + ln)
+    sys.stdout.flush()
+    return status == 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Scripts and their API: "
+                                 "tests/peer/README.md")
+    ap.add_argument("scripts", nargs="+", metavar="SCRIPT.py")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print the timeline of passing runs too")
+    ap.add_argument("-4", dest="only", action="store_const", const=4,
+                    help="IPv4 runs only")
+    ap.add_argument("-6", dest="only", action="store_const", const=6,
+                    help="IPv6 runs only")
+    ap.add_argument("--timeout", type=int, default=180,
+                    help="seconds per run (default 180)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--family", type=int, default=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        sys.exit(child(args.scripts[0], args.family))
+    if os.geteuid() != 0:
+        sys.exit("run.py: needs root (namespaces, insmod); "
+                 "try: tools/vm-run -- python3 tests/peer/run.py ...")
+    ok = True
+    for path in args.scripts:
+        mod = load_script(path)
+        load_modules(getattr(mod, "MODULES", []))
+        old = set_params(getattr(mod, "PARAMS", {}))
+        try:
+            for fam in getattr(mod, "FAMILIES", (4,)):
+                if args.only in (None, fam):
+                    ok &= run_one(path, fam, args.verbose, args.timeout)
+        finally:
+            restore_params(old)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
