@@ -33,10 +33,11 @@
  *
  * Lost retransmissions.  RACK marks a retransmission lost when a segment
  * sent after it is delivered, inside the same recovery: no second cwnd
- * reduction follows, and after a modified recovery none at all (seed 003
- * §3.1 Case 3).  A timeout in a modified recovery withdraws the verdict:
- * ssthresh becomes half the cwnd before the recovery, as after a standard
- * one.
+ * reduction follows a standard recovery.  In a modified one the hole may
+ * go out once ("retransmitted only once in a RTT"); when it goes out a
+ * second time, or the retransmission timer fires, the verdict is
+ * withdrawn and ssthresh becomes half the cwnd before the recovery, as
+ * in a standard one.
  *
  * Tail loss probes.  A probe goes out only in Open or CWR.  In Open no
  * dupACK is outstanding, so the receiver has marked nothing for the hole
@@ -67,6 +68,8 @@ struct r {
 	struct r_sender core;
 	u32 ssthresh_before;	/* snd_ssthresh when ssthresh() was asked */
 	u32 giveback;		/* ssthresh to give back at COMPLETE_CWR */
+	u32 hole_sent;		/* low bits of the hole's last send time */
+	u8 hole_sends;		/* its sends seen since the recovery began */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
 	u8 flags;		/* R_M_* */
 };
@@ -88,6 +91,8 @@ static void r_init(struct sock *sk)
 	r_sender_init(&ca->core);
 	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
 	ca->giveback = 0;
+	ca->hole_sent = 0;
+	ca->hole_sends = 0;
 	ca->rack_steps = 0;
 	ca->flags = 0;
 	rn_latch_open(sk);
@@ -133,6 +138,28 @@ static void r_ecn_cwr(struct sock *sk, bool reduced)
 		tp->ecn_flags &= ~TCP_ECN_QUEUE_CWR;
 }
 
+/*
+ * Has the hole of the running modified recovery gone out twice since it
+ * began?  Each send sets the segment's skb_mstamp_ns; the ACK that begins
+ * the recovery sees the original transmission.
+ */
+static bool r_hole_resent(struct sock *sk)
+{
+	struct r *ca = inet_csk_ca(sk);
+	const struct sk_buff *skb = tcp_rtx_queue_head(sk);
+	u32 sent;
+
+	if (!(ca->core.flags & R_F_MOD) || !skb ||
+	    TCP_SKB_CB(skb)->seq != ca->core.last_seq)
+		return false;
+	sent = (u32)skb->skb_mstamp_ns;
+	if (sent != ca->hole_sent && ca->hole_sends < U8_MAX) {
+		ca->hole_sent = sent;
+		ca->hole_sends++;
+	}
+	return ca->hole_sends > 2;
+}
+
 static void r_gather(struct sock *sk, u32 flags, struct r_ack *a)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
@@ -145,6 +172,7 @@ static void r_gather(struct sock *sk, u32 flags, struct r_ack *a)
 		.now_ms = tcp_time_stamp(tp),
 		.ece = !!(flags & CA_ACK_ECE),
 		.dn_distrust = l.bogus >= RN_BOGUS_MAX,
+		.resent = r_hole_resent(sk),
 	};
 	if ((l.flags & RN_L_VALID) && l.seq == a->snd_una) {
 		a->dn_known = 1;
@@ -184,6 +212,7 @@ static void r_recovery_start(struct sock *sk)
 {
 	struct r *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
+	const struct sk_buff *head = tcp_rtx_queue_head(sk);
 	struct r_ack a = {
 		.snd_una = tp->snd_una,
 		.now_ms = tcp_time_stamp(tp),
@@ -196,6 +225,8 @@ static void r_recovery_start(struct sock *sk)
 		return;
 	tp->snd_ssthresh = max(tp->prior_cwnd, 2U);
 	r_ecn_cwr(sk, false);
+	ca->hole_sent = head ? (u32)head->skb_mstamp_ns : 0;
+	ca->hole_sends = 1;
 }
 
 /*

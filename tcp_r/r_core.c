@@ -64,7 +64,9 @@ enum r_path r_classify(const struct r_sender *s, const struct r_params *p,
 /*
  * Every ACK, before loss detection.  Remembers ECE, keeps the verdict for
  * a recovery that may begin on this ACK, and turns a running modified
- * recovery standard on an ECE or on a dupACK without the bit.
+ * recovery standard on an ECE, on a dupACK without the bit, or when its
+ * hole went out a second time: the one retransmission the seed allows a
+ * reordered or corrupted segment did not repair it.
  */
 enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		       const struct r_ack *a)
@@ -82,6 +84,8 @@ enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		why = R_PATH_ECE;
 	else if (a->dn_known && (a->dn_clear || a->dn_distrust))
 		why = R_PATH_DROP;
+	else if (a->resent)
+		why = R_PATH_REPEAT;
 	if (why == R_PATH_MAX)
 		return R_ACT_NONE;
 	s->flags &= ~R_F_MOD;

@@ -21,8 +21,8 @@
  *             ago: halve ("retransmitted only once in a RTT").
  *
  * A modified recovery turns standard (halves) as soon as an ECE or a
- * dupACK without the bit arrives before it ends, or the retransmission
- * timer fires during it.
+ * dupACK without the bit arrives before it ends, the hole has to be
+ * retransmitted a second time, or the retransmission timer fires.
  *
  * Units: sequence numbers are TCP byte sequence numbers (comparisons
  * wrap); windows count segments; times are milliseconds (u32, wrapping).
@@ -58,6 +58,7 @@ struct r_ack {
 	u8 dn_known;		/* the counts belong to snd_una */
 	u8 dn_distrust;		/* the peer set the bit where it cannot */
 	u8 ece;			/* this ACK carried ECE */
+	u8 resent;		/* the hole went out twice in this recovery */
 };
 
 #define R_F_ECE			0x01	/* last_ece_ms is valid */

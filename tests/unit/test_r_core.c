@@ -172,6 +172,28 @@ static void test_repeat_within_rtt(void)
 	CHECK_EQ(r_classify(&s, &dflt, &a), R_PATH_MODIFIED);
 }
 
+/*
+ * "Retransmitted only once in a RTT": the hole going out a second time
+ * turns a modified recovery standard, counted under repeat.
+ */
+static void test_resent_turns_standard(void)
+{
+	struct r_sender s;
+	struct r_ack a = hole(1000, 5000, 3, 0);
+
+	r_sender_init(&s);
+	r_on_ack(&s, &dflt, &a);
+	CHECK(r_recovery_begins(&s, &a, 64));
+	a = hole(1000, 5100, 6, 0);
+	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
+	a.resent = 1;
+	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_HALVE);
+	CHECK_EQ(s.paths[R_PATH_REPEAT], 1);
+	CHECK_EQ(s.turned, 1);
+	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);	/* once */
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 0);
+}
+
 /* A modified recovery turns standard on ECE or on a dupACK without bit. */
 static void test_turn_standard(void)
 {
@@ -324,6 +346,7 @@ int main(void)
 	RUN(test_ece_recent_window);
 	RUN(test_repeat_within_rtt);
 	RUN(test_turn_standard);
+	RUN(test_resent_turns_standard);
 	RUN(test_timeout_halves);
 	RUN(test_giveback);
 	RUN(test_wraparound);
