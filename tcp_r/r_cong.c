@@ -15,7 +15,9 @@
  * dupthresh.  Fast retransmit after three dupACKs, whatever the path:
  * tp->reordering is held at 3 for classic loss detection, and with RACK
  * (net.ipv4.tcp_recovery & 1) the hole is marked lost at the third dupACK
- * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh.
+ * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh.  RACK's own
+ * reordering timer (min_rtt/4) can still mark it lost sooner, on the bits
+ * counted so far, when the dupACKs are spaced wider than that.
  *
  * Modified fast recovery.  The stack enters Recovery with the ssthresh
  * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
