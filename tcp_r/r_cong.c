@@ -15,9 +15,8 @@
  * dupthresh.  Fast retransmit after three dupACKs, whatever the path:
  * tp->reordering is held at 3 for classic loss detection, and with RACK
  * (net.ipv4.tcp_recovery & 1) the hole is marked lost at the third dupACK
- * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh.  RACK's own
- * reordering timer (min_rtt/4) can still mark it lost sooner, on the bits
- * counted so far, when the dupACKs are spaced wider than that.
+ * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh; before it,
+ * while every dupACK had the bit, RACK is held back.
  *
  * Modified fast recovery.  The stack enters Recovery with the ssthresh
  * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
@@ -183,6 +182,30 @@ static void r_gather(struct sock *sk, u32 flags, struct r_ack *a)
 	}
 }
 
+/*
+ * With RACK, the hole is lost at the third dupACK: RACK is fired there,
+ * and held before it while every dupACK so far had the bit, so that the
+ * modified path is never taken on fewer than three (RACK's timer would
+ * otherwise mark the hole min_rtt/4 after the first).  A hole with an
+ * unmarked dupACK is left to RACK: its early repair halves anyway.
+ */
+static void r_rack_steer(struct sock *sk, u8 state)
+{
+	struct r *ca = inet_csk_ca(sk);
+	u32 sacked = tcp_sk(sk)->sacked_out;
+
+	if (state >= TCP_CA_CWR || !sacked || !rn_is_rack(sk) ||
+	    !READ_ONCE(rack_steer))
+		return;
+	if (sacked < R_DUPTHRESH) {
+		if (ca->core.verdict == R_PATH_MODIFIED)
+			rn_rack_hold(sk);
+		return;
+	}
+	ca->rack_steps = rn_rack_fire(sk);
+	ca->flags |= R_M_STEPS;
+}
+
 /* Runs after SACK processing and before loss detection of this ACK. */
 static void r_in_ack_event(struct sock *sk, u32 flags)
 {
@@ -203,11 +226,7 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	}
 
 	tp->reordering = R_DUPTHRESH;
-	if (state < TCP_CA_CWR && tp->sacked_out >= R_DUPTHRESH &&
-	    rn_is_rack(sk) && READ_ONCE(rack_steer)) {
-		ca->rack_steps = rn_rack_fire(sk);
-		ca->flags |= R_M_STEPS;
-	}
+	r_rack_steer(sk, state);
 }
 
 static void r_recovery_start(struct sock *sk)
