@@ -1,6 +1,7 @@
-"""TCP-R and ECN (RFC 3168 §6.1.2, seed 000 §2.2.1 "ECE ... means
-congestion"): CWR goes out only with a reduction, and an ECE always gets
-one.  A modified fast recovery (three marked dupACKs, no ECE) reduces
+"""TCP-R and ECN: the modified fast recovery "is executed only in the
+absence of ECN messages" (seed 000 §2.2, §2.2.1), so an ECE always gets
+the standard reduction, and CWR goes out only with a reduction (RFC 3168
+§6.1.2).  A modified fast recovery (three marked dupACKs, no ECE) reduces
 nothing, so no data segment carries CWR; an ECE during it turns it
 standard, ssthresh is halved from the cwnd before the recovery, and the
 next new data segment carries CWR.  Under classic dupthresh and under
