@@ -18,6 +18,7 @@ import rflow  # noqa: E402
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+FAMILIES = (4, 6)
 
 
 def modified(t, rec):

@@ -16,6 +16,7 @@ import rflow  # noqa: E402
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+FAMILIES = (4, 6)
 
 
 def one_unmarked(t, rec):
