@@ -15,21 +15,35 @@
  * dupthresh.  Fast retransmit after three dupACKs, whatever the path:
  * tp->reordering is held at 3 for classic loss detection, and with RACK
  * (net.ipv4.tcp_recovery & 1) the hole is marked lost at the third dupACK
- * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh.
+ * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh; before it,
+ * while every dupACK had the bit, RACK is held back.
  *
  * Modified fast recovery.  The stack enters Recovery with the ssthresh
  * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
  * the recovery begins on the modified path, set_state() replaces the
  * ssthresh by the cwnd before the loss: PRR then only conserves packets
  * and lets the window grow back, and the end of recovery sets cwnd to the
- * old cwnd.  The ssthresh before the loss is given back at the end.  An
- * ECE or a dupACK without the bit during the recovery halves ssthresh from
- * the old cwnd, and PRR carries out the standard reduction from then on.
+ * old cwnd.  The stack leaves Recovery (set_state) before it sets cwnd to
+ * ssthresh, so the ssthresh before the loss is given back only after
+ * that, on CA_EVENT_COMPLETE_CWR: cwnd never exceeds the old cwnd.  The
+ * stack queued an ECN CWR when the recovery began; a modified recovery
+ * reduces nothing, so the CWR is withdrawn.  An ECE or a dupACK without
+ * the bit during the recovery halves ssthresh from the old cwnd and
+ * queues the CWR, and PRR carries out the standard reduction from then
+ * on.
  *
  * Lost retransmissions.  RACK marks a retransmission lost when a segment
  * sent after it is delivered, inside the same recovery: no second cwnd
- * reduction follows, and after a modified recovery none at all (seed 003
- * §3.1 Case 3).  A timeout in a modified recovery keeps its ssthresh.
+ * reduction follows a standard recovery.  In a modified one the hole may
+ * go out once ("retransmitted only once in a RTT"); when it goes out a
+ * second time, or the retransmission timer fires, the verdict is
+ * withdrawn and ssthresh becomes half the cwnd before the recovery, as
+ * in a standard one.
+ *
+ * Tail loss probes.  A probe goes out only in Open or CWR.  In Open no
+ * dupACK is outstanding, so the receiver has marked nothing for the hole
+ * the probe repairs, and the repair's halving (tcp_process_tlp_ack) is
+ * the seed's drop path; in CWR an ECE is recent.  ssthresh() stays Reno's.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -54,11 +68,15 @@ struct r {
 	struct rn_latch latch;	/* first: tcp_rn's hook fills it */
 	struct r_sender core;
 	u32 ssthresh_before;	/* snd_ssthresh when ssthresh() was asked */
+	u32 giveback;		/* ssthresh to give back at COMPLETE_CWR */
+	u32 hole_sent;		/* low bits of the hole's last send time */
+	u8 hole_sends;		/* its sends seen since the recovery began */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
 	u8 flags;		/* R_M_* */
 };
 
 #define R_M_STEPS		0x01	/* rack_steps holds a value to restore */
+#define R_M_GIVE		0x02	/* giveback is due on this ACK */
 
 static struct tcp_congestion_ops tcp_r;
 
@@ -73,6 +91,9 @@ static void r_init(struct sock *sk)
 
 	r_sender_init(&ca->core);
 	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
+	ca->giveback = 0;
+	ca->hole_sent = 0;
+	ca->hole_sends = 0;
 	ca->rack_steps = 0;
 	ca->flags = 0;
 	rn_latch_open(sk);
@@ -83,7 +104,10 @@ static void r_release(struct sock *sk)
 	rn_latch_close(sk);
 }
 
-/* Reno's; set_state() overrides it for a modified recovery. */
+/*
+ * Reno's; set_state() overrides it for a modified recovery.  Also the
+ * halving of a tail loss probe's repair and of an ECE (tcp_enter_cwr).
+ */
 static u32 r_ssthresh(struct sock *sk)
 {
 	struct r *ca = inet_csk_ca(sk);
@@ -102,6 +126,41 @@ static void r_rack_giveback(struct sock *sk)
 	rn_rack_restore(sk, ca->rack_steps);
 }
 
+/* The ECN CWR flag goes out only with a reduction (RFC 3168 §6.1.2). */
+static void r_ecn_cwr(struct sock *sk, bool reduced)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!(tp->ecn_flags & TCP_ECN_OK))
+		return;
+	if (reduced)
+		tp->ecn_flags |= TCP_ECN_QUEUE_CWR;
+	else
+		tp->ecn_flags &= ~TCP_ECN_QUEUE_CWR;
+}
+
+/*
+ * Has the hole of the running modified recovery gone out twice since it
+ * began?  Each send sets the segment's skb_mstamp_ns; the ACK that begins
+ * the recovery sees the original transmission.
+ */
+static bool r_hole_resent(struct sock *sk)
+{
+	struct r *ca = inet_csk_ca(sk);
+	const struct sk_buff *skb = tcp_rtx_queue_head(sk);
+	u32 sent;
+
+	if (!(ca->core.flags & R_F_MOD) || !skb ||
+	    TCP_SKB_CB(skb)->seq != ca->core.last_seq)
+		return false;
+	sent = (u32)skb->skb_mstamp_ns;
+	if (sent != ca->hole_sent && ca->hole_sends < U8_MAX) {
+		ca->hole_sent = sent;
+		ca->hole_sends++;
+	}
+	return ca->hole_sends > 2;
+}
+
 static void r_gather(struct sock *sk, u32 flags, struct r_ack *a)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
@@ -114,12 +173,37 @@ static void r_gather(struct sock *sk, u32 flags, struct r_ack *a)
 		.now_ms = tcp_time_stamp(tp),
 		.ece = !!(flags & CA_ACK_ECE),
 		.dn_distrust = l.bogus >= RN_BOGUS_MAX,
+		.resent = r_hole_resent(sk),
 	};
 	if ((l.flags & RN_L_VALID) && l.seq == a->snd_una) {
 		a->dn_known = 1;
 		a->dn_set = l.dn_set;
 		a->dn_clear = l.dn_clear;
 	}
+}
+
+/*
+ * With RACK, the hole is lost at the third dupACK: RACK is fired there,
+ * and held before it while every dupACK so far had the bit, so that the
+ * modified path is never taken on fewer than three (RACK's timer would
+ * otherwise mark the hole min_rtt/4 after the first).  A hole with an
+ * unmarked dupACK is left to RACK: its early repair halves anyway.
+ */
+static void r_rack_steer(struct sock *sk, u8 state)
+{
+	struct r *ca = inet_csk_ca(sk);
+	u32 sacked = tcp_sk(sk)->sacked_out;
+
+	if (state >= TCP_CA_CWR || !sacked || !rn_is_rack(sk) ||
+	    !READ_ONCE(rack_steer))
+		return;
+	if (sacked < R_DUPTHRESH) {
+		if (ca->core.verdict == R_PATH_MODIFIED)
+			rn_rack_hold(sk);
+		return;
+	}
+	ca->rack_steps = rn_rack_fire(sk);
+	ca->flags |= R_M_STEPS;
 }
 
 /* Runs after SACK processing and before loss detection of this ACK. */
@@ -132,47 +216,84 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	struct r_ack a;
 
 	r_rack_giveback(sk);
+	ca->flags &= ~R_M_GIVE;
 	r_params(&p);
 	r_gather(sk, flags, &a);
 	if (r_on_ack(&ca->core, &p, &a) == R_ACT_HALVE &&
-	    state == TCP_CA_Recovery)
+	    state == TCP_CA_Recovery) {
 		tp->snd_ssthresh = r_halve(tp->prior_cwnd);
+		r_ecn_cwr(sk, true);
+	}
 
 	tp->reordering = R_DUPTHRESH;
-	if (state < TCP_CA_CWR && tp->sacked_out >= R_DUPTHRESH &&
-	    rn_is_rack(sk) && READ_ONCE(rack_steer)) {
-		ca->rack_steps = rn_rack_fire(sk);
-		ca->flags |= R_M_STEPS;
+	r_rack_steer(sk, state);
+}
+
+static void r_recovery_start(struct sock *sk)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	const struct sk_buff *head = tcp_rtx_queue_head(sk);
+	struct r_ack a = {
+		.snd_una = tp->snd_una,
+		.now_ms = tcp_time_stamp(tp),
+	};
+
+	/* From CWR the ECN reduction is already under way. */
+	if (inet_csk(sk)->icsk_ca_state == TCP_CA_CWR)
+		ca->core.verdict = R_PATH_ECE;
+	if (!r_recovery_begins(&ca->core, &a, ca->ssthresh_before))
+		return;
+	tp->snd_ssthresh = max(tp->prior_cwnd, 2U);
+	r_ecn_cwr(sk, false);
+	ca->hole_sent = head ? (u32)head->skb_mstamp_ns : 0;
+	ca->hole_sends = 1;
+}
+
+/*
+ * A timeout takes its ssthresh now (tcp_enter_loss() asked none in
+ * Recovery); any other end waits until the stack has set cwnd.
+ */
+static void r_recovery_stop(struct sock *sk, bool timeout)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 ssthresh = r_recovery_ends(&ca->core, timeout, tp->prior_cwnd);
+
+	if (!ssthresh)
+		return;
+	if (timeout) {
+		tp->snd_ssthresh = min(tp->snd_ssthresh, ssthresh);
+		return;
 	}
+	ca->giveback = ssthresh;
+	ca->flags |= R_M_GIVE;
 }
 
 static void r_set_state(struct sock *sk, u8 new_state)
 {
 	struct r *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
 	u8 old = inet_csk(sk)->icsk_ca_state;
-	struct r_ack a;
-	u32 ssthresh;
 
 	r_rack_giveback(sk);
-	if (new_state == TCP_CA_Recovery && old != TCP_CA_Recovery) {
-		/* From CWR the ECN reduction is already under way. */
-		if (old == TCP_CA_CWR)
-			ca->core.verdict = R_PATH_ECE;
-		a = (struct r_ack){
-			.snd_una = tp->snd_una,
-			.now_ms = tcp_time_stamp(tp),
-		};
-		if (r_recovery_begins(&ca->core, &a, ca->ssthresh_before))
-			tp->snd_ssthresh = max(tp->prior_cwnd, 2U);
+	ca->flags &= ~R_M_GIVE;
+	if (new_state == TCP_CA_Recovery && old != TCP_CA_Recovery)
+		r_recovery_start(sk);
+	else if (old == TCP_CA_Recovery && new_state != TCP_CA_Recovery)
+		r_recovery_stop(sk, new_state == TCP_CA_Loss);
+}
+
+/* After tcp_end_cwnd_reduction() has set cwnd to the old cwnd. */
+static void r_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (ev != CA_EVENT_COMPLETE_CWR || !(ca->flags & R_M_GIVE))
 		return;
-	}
-	if (old == TCP_CA_Recovery && new_state != TCP_CA_Recovery) {
-		ssthresh = r_recovery_ends(&ca->core,
-					   new_state == TCP_CA_Loss);
-		if (ssthresh > tp->snd_ssthresh)
-			tp->snd_ssthresh = ssthresh;
-	}
+	ca->flags &= ~R_M_GIVE;
+	tp->snd_ssthresh = r_giveback(ca->giveback, tp->snd_ssthresh,
+				      !tp->undo_marker);
 }
 
 /*
@@ -198,6 +319,7 @@ static struct tcp_congestion_ops tcp_r __read_mostly = {
 	.cong_avoid	= tcp_reno_cong_avoid,
 	.undo_cwnd	= tcp_reno_undo_cwnd,
 	.set_state	= r_set_state,
+	.cwnd_event	= r_cwnd_event,
 	.in_ack_event	= r_in_ack_event,
 	.get_info	= r_get_info,
 	.owner		= THIS_MODULE,

@@ -64,7 +64,9 @@ enum r_path r_classify(const struct r_sender *s, const struct r_params *p,
 /*
  * Every ACK, before loss detection.  Remembers ECE, keeps the verdict for
  * a recovery that may begin on this ACK, and turns a running modified
- * recovery standard on an ECE or on a dupACK without the bit.
+ * recovery standard on an ECE, on a dupACK without the bit, or when its
+ * hole went out a second time: the one retransmission the seed allows a
+ * reordered or corrupted segment did not repair it.
  */
 enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		       const struct r_ack *a)
@@ -82,6 +84,8 @@ enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		why = R_PATH_ECE;
 	else if (a->dn_known && (a->dn_clear || a->dn_distrust))
 		why = R_PATH_DROP;
+	else if (a->resent)
+		why = R_PATH_REPEAT;
 	if (why == R_PATH_MAX)
 		return R_ACT_NONE;
 	s->flags &= ~R_F_MOD;
@@ -109,16 +113,35 @@ bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 }
 
 /*
- * A recovery ends.  After a modified one, returns the ssthresh to give
- * back (0: none).  A timeout during it keeps the ssthresh of the modified
- * recovery, the cwnd before the loss: the timeout repairs a segment lost
- * again on the link (seed 003 §3.1 Case 3 infers link errors), so it is
- * no reason to halve, but slow start should not run past the old cwnd.
+ * A recovery ends.  After a modified one, returns the ssthresh it asks for
+ * (0: none).  At a normal end that is ssthresh_before, to be given back
+ * once the stack has set cwnd (see r_giveback()).  A timeout during it
+ * means the one retransmission the seed allows did not repair the hole:
+ * the "not congestion" verdict is withdrawn and the timeout gets the
+ * standard response, half the cwnd before the recovery (seed 000 §2.2.1
+ * bypasses the reduction of fast recovery only).  It counts as a
+ * recovery that turned standard, under drop.
  */
-u32 r_recovery_ends(struct r_sender *s, bool timeout)
+u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 prior_cwnd)
 {
 	if (!(s->flags & R_F_MOD))
 		return 0;
 	s->flags &= ~R_F_MOD;
-	return timeout ? 0 : s->saved_ssthresh;
+	if (!timeout)
+		return s->saved_ssthresh;
+	s->paths[R_PATH_DROP]++;
+	s->turned++;
+	return r_halve(prior_cwnd);
+}
+
+/*
+ * The ssthresh after a modified recovery, once cwnd has been set to the
+ * cwnd before the loss: the ssthresh before it, unless the stack undid
+ * the recovery and restored a larger one.
+ */
+u32 r_giveback(u32 saved, u32 ssthresh, bool undone)
+{
+	if (undone && ssthresh > saved)
+		return ssthresh;
+	return saved;
 }

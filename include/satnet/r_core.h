@@ -21,7 +21,8 @@
  *             ago: halve ("retransmitted only once in a RTT").
  *
  * A modified recovery turns standard (halves) as soon as an ECE or a
- * dupACK without the bit arrives before it ends.
+ * dupACK without the bit arrives before it ends, the hole has to be
+ * retransmitted a second time, or the retransmission timer fires.
  *
  * Units: sequence numbers are TCP byte sequence numbers (comparisons
  * wrap); windows count segments; times are milliseconds (u32, wrapping).
@@ -57,6 +58,7 @@ struct r_ack {
 	u8 dn_known;		/* the counts belong to snd_una */
 	u8 dn_distrust;		/* the peer set the bit where it cannot */
 	u8 ece;			/* this ACK carried ECE */
+	u8 resent;		/* the hole went out twice in this recovery */
 };
 
 #define R_F_ECE			0x01	/* last_ece_ms is valid */
@@ -90,7 +92,8 @@ enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		       const struct r_ack *a);
 bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 		       u32 ssthresh_before);
-u32 r_recovery_ends(struct r_sender *s, bool timeout);
+u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 prior_cwnd);
+u32 r_giveback(u32 saved, u32 ssthresh, bool undone);
 u32 r_halve(u32 cwnd);
 
 #endif /* SATNET_R_CORE_H */

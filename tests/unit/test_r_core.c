@@ -4,7 +4,7 @@
  * §2.2.1 (bit on every dupACK and no recent ECE: modified fast recovery;
  * a dupACK without the bit: halve; ECE: halve; the same segment twice in
  * one RTT: halve), a modified recovery turning standard, the ssthresh
- * given back at its end, a timeout inside it, and clock and sequence
+ * given back at its end, a timeout inside it (halves), and clock and sequence
  * wraparound.
  */
 #include "tests/unit/unit.h"
@@ -54,7 +54,7 @@ static void test_all_bits_modified(void)
 	CHECK_EQ(s.paths[R_PATH_MODIFIED], 1);
 	CHECK(s.flags & R_F_MOD);
 	CHECK_EQ(s.saved_ssthresh, 64);
-	CHECK_EQ(r_recovery_ends(&s, false), 64);
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 64);
 	CHECK(!(s.flags & R_F_MOD));
 }
 
@@ -71,7 +71,7 @@ static void test_no_bit_drop(void)
 	CHECK_EQ(s.paths[R_PATH_DROP], 1);
 	CHECK_EQ(s.paths[R_PATH_MODIFIED], 0);
 	CHECK(!(s.flags & R_F_MOD));
-	CHECK_EQ(r_recovery_ends(&s, false), 0);
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 0);
 }
 
 /* Any dupACK without the bit makes it a drop (the "any of"). */
@@ -158,7 +158,7 @@ static void test_repeat_within_rtt(void)
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
 	CHECK(r_recovery_begins(&s, &a, 64));
-	r_recovery_ends(&s, false);
+	r_recovery_ends(&s, false, 40);
 	a = hole(1000, 5099, 3, 0);
 	r_on_ack(&s, &dflt, &a);
 	CHECK_EQ(s.verdict, R_PATH_REPEAT);
@@ -170,6 +170,28 @@ static void test_repeat_within_rtt(void)
 	/* another segment is not a repeat */
 	a = hole(2448, 5050, 3, 0);
 	CHECK_EQ(r_classify(&s, &dflt, &a), R_PATH_MODIFIED);
+}
+
+/*
+ * "Retransmitted only once in a RTT": the hole going out a second time
+ * turns a modified recovery standard, counted under repeat.
+ */
+static void test_resent_turns_standard(void)
+{
+	struct r_sender s;
+	struct r_ack a = hole(1000, 5000, 3, 0);
+
+	r_sender_init(&s);
+	r_on_ack(&s, &dflt, &a);
+	CHECK(r_recovery_begins(&s, &a, 64));
+	a = hole(1000, 5100, 6, 0);
+	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
+	a.resent = 1;
+	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_HALVE);
+	CHECK_EQ(s.paths[R_PATH_REPEAT], 1);
+	CHECK_EQ(s.turned, 1);
+	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);	/* once */
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 0);
 }
 
 /* A modified recovery turns standard on ECE or on a dupACK without bit. */
@@ -190,7 +212,7 @@ static void test_turn_standard(void)
 	CHECK_EQ(s.paths[R_PATH_DROP], 1);
 	CHECK_EQ(s.turned, 1);
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);	/* once */
-	CHECK_EQ(r_recovery_ends(&s, false), 0);	/* nothing to give */
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 0);	/* nothing to give */
 
 	r_sender_init(&s);
 	a = hole(1000, 5000, 3, 0);
@@ -217,8 +239,11 @@ static void test_turn_standard(void)
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
 }
 
-/* A timeout inside a modified recovery keeps its ssthresh (no saved). */
-static void test_timeout_keeps(void)
+/*
+ * A timeout inside a modified recovery withdraws the verdict: half the
+ * cwnd before the recovery, counted as turned standard under drop.
+ */
+static void test_timeout_halves(void)
 {
 	struct r_sender s;
 	struct r_ack a = hole(1000, 5000, 3, 0);
@@ -226,8 +251,34 @@ static void test_timeout_keeps(void)
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
 	CHECK(r_recovery_begins(&s, &a, 0x7fffffff));
-	CHECK_EQ(r_recovery_ends(&s, true), 0);
+	CHECK_EQ(r_recovery_ends(&s, true, 40), 20);
 	CHECK(!(s.flags & R_F_MOD));
+	CHECK_EQ(s.paths[R_PATH_DROP], 1);
+	CHECK_EQ(s.turned, 1);
+	CHECK_EQ(r_recovery_ends(&s, true, 40), 0);	/* once */
+	/* a small window still keeps two segments */
+	r_on_ack(&s, &dflt, &a);
+	a.now_ms = 6000;
+	r_on_ack(&s, &dflt, &a);
+	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK_EQ(r_recovery_ends(&s, true, 3), 2);
+	/* a timeout after a standard recovery is the stack's alone */
+	a = hole(3000, 7000, 0, 3);
+	r_on_ack(&s, &dflt, &a);
+	CHECK(!r_recovery_begins(&s, &a, 64));
+	CHECK_EQ(r_recovery_ends(&s, true, 40), 0);
+}
+
+/*
+ * The ssthresh given back after cwnd is set: exactly the one before the
+ * recovery, below or above the old cwnd, unless an undo restored more.
+ */
+static void test_giveback(void)
+{
+	CHECK_EQ(r_giveback(20, 40, false), 20);	/* avoidance */
+	CHECK_EQ(r_giveback(60, 4, false), 60);		/* slow start */
+	CHECK_EQ(r_giveback(20, 40, true), 40);		/* undone */
+	CHECK_EQ(r_giveback(60, 40, true), 60);
 }
 
 static void test_wraparound(void)
@@ -246,7 +297,7 @@ static void test_wraparound(void)
 	CHECK_EQ(r_classify(&s, &dflt, &a), R_PATH_MODIFIED);
 	r_on_ack(&s, &dflt, &a);
 	CHECK(r_recovery_begins(&s, &a, 10));
-	r_recovery_ends(&s, false);
+	r_recovery_ends(&s, false, 40);
 	a.now_ms = 0x24 + 99;
 	CHECK_EQ(r_classify(&s, &dflt, &a), R_PATH_REPEAT);
 }
@@ -264,15 +315,15 @@ static void test_story(void)
 	a = hole(1000, 1000, 3, 0);		/* corrupted: no cut */
 	r_on_ack(&s, &dflt, &a);
 	CHECK(r_recovery_begins(&s, &a, 40));
-	CHECK_EQ(r_recovery_ends(&s, false), 40);
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 40);
 	a = hole(9000, 3000, 0, 3);		/* dropped: halve */
 	r_on_ack(&s, &dflt, &a);
 	CHECK(!r_recovery_begins(&s, &a, 40));
-	r_recovery_ends(&s, false);
+	r_recovery_ends(&s, false, 40);
 	a = hole(20000, 4000, 3, 0);		/* corrupted again: no cut */
 	r_on_ack(&s, &dflt, &a);
 	CHECK(r_recovery_begins(&s, &a, 40));
-	r_recovery_ends(&s, false);
+	r_recovery_ends(&s, false, 40);
 	a = hole(20000, 4050, 3, 0);		/* same segment, same RTT */
 	r_on_ack(&s, &dflt, &a);
 	CHECK(!r_recovery_begins(&s, &a, 40));
@@ -295,7 +346,9 @@ int main(void)
 	RUN(test_ece_recent_window);
 	RUN(test_repeat_within_rtt);
 	RUN(test_turn_standard);
-	RUN(test_timeout_keeps);
+	RUN(test_resent_turns_standard);
+	RUN(test_timeout_halves);
+	RUN(test_giveback);
 	RUN(test_wraparound);
 	RUN(test_story);
 	return unit_report("test_r_core");

@@ -1,0 +1,36 @@
+"""TCP-R retransmits a segment it believes reordered or corrupted "only
+once in a RTT" (seed 000 §2.2.1).  With RACK the retransmission of the
+hole is found lost when data sent after it is SACKed, and the hole goes
+out a second time: the modified fast recovery then turns standard and
+ssthresh is halved from the cwnd before the recovery.  RACK only: classic
+loss detection finds a lost retransmission by the timer alone
+(timeout_in_modified.py)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "lib"))
+import rflow  # noqa: E402
+
+MODULES = rflow.MODULES
+SYSCTL = rflow.SYSCTL
+
+
+def lost_again(t):
+    c = rflow.start(t, 1)
+    before, hole, end, _ = rflow.recovery(t, c, [True, True, True])
+    more = rflow.sack_rest(t, c, hole, end)
+    t.check(c.snd_nxt > end, "new data sent after the retransmission")
+    t.sleep(0.2)
+    more += rflow.sack_rest(t, c, hole, c.snd_nxt)   # they arrive, the
+    more += c.drain(within=0.3)                      # hole does not
+    t.check(rflow.retransmissions(c, more, hole) == 1,
+            "RACK: the hole goes out a second time")
+    rflow.sack_rest(t, c, hole, c.snd_nxt)
+    i = rflow.check_halved(t, c, before, "lost again", "ab_tot")
+    t.check(i.ca_state == t.RECOVERY, "still in Recovery")
+
+
+def run(t):
+    lost_again(t)

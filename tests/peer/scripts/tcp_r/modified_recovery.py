@@ -1,0 +1,51 @@
+"""TCP-R's modified fast recovery (seed 000 §2.2.1): "If all the three
+duplicate ACKs received have their drop-negative bit set and the ECE bit
+is set to zero ... the sender ... retransmits the packet immediately.  The
+procedure of reducing the ssthresh and the cwnd in the fast recovery
+procedure are bypassed."  Three marked dupACKs and no ECE give exactly one
+retransmission, and when the recovery ends cwnd and ssthresh are what they
+were before it: in particular cwnd does not jump to the ssthresh left by
+an earlier timeout (the stack leaves Recovery before it sets cwnd to
+ssthresh, so r gives ssthresh back only after that).  Under classic
+dupthresh and under RACK."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "lib"))
+import rflow  # noqa: E402
+
+MODULES = rflow.MODULES
+SYSCTL = rflow.SYSCTL
+FAMILIES = (4, 6)
+
+
+def modified(t, rec):
+    c = rflow.start(t, rec, initcwnd=40, write=2000)
+    rflow.timeout_first(t, c)
+    c.write(400000)
+    rflow.grow(t, c, 6)
+    before = c.info()
+    t.check(before.snd_ssthresh > before.snd_cwnd + 2,
+            "slow start below a finite ssthresh (%d < %d)" % (
+                before.snd_cwnd, before.snd_ssthresh))
+    _, hole, end, sent = rflow.recovery(t, c, [True, True, True])
+    rflow.check_kept(t, c, before)
+    more = rflow.sack_rest(t, c, hole, end)
+    t.check(rflow.retransmissions(c, more, hole) == 0,
+            "no second retransmission")
+    i = rflow.close_hole(t, c, end)
+    t.check(i.ca_state == t.OPEN, "Recovery over")
+    t.check(i.snd_ssthresh == before.snd_ssthresh,
+            "ssthresh unchanged (%d)" % before.snd_ssthresh)
+    t.check(before.snd_cwnd <= i.snd_cwnd <= before.snd_cwnd + 1,
+            "cwnd unchanged (%d), +1 at most from this ACK, no jump to "
+            "ssthresh" % before.snd_cwnd)
+    t.check(i.total_retrans == before.total_retrans + 1,
+            "one retransmission in the recovery")
+
+
+def run(t):
+    for rec in (0, 1):
+        modified(t, rec)
