@@ -105,7 +105,7 @@ MODULE_PARM_DESC(first_factor,
 		 "rule A2: cwnd kept after an odd-window loss with cwnd >= ssthresh, percent (50-100, default 60)");
 module_param_cb(window_span, &esack_span_ops, &window_span, 0644);
 MODULE_PARM_DESC(window_span,
-		 "next window: windows of data after a loss event's recovery point in which a loss is even (0 = no limit, 1-64, default 1)");
+		 "next window: windows of data after a loss event's recovery point in which a loss is even (0 = no limit, the seed's alternation, default; 1-64)");
 
 static void esack_params(struct esack_params *p)
 {
