@@ -86,12 +86,13 @@ def dupacks(c, una):
 
 def fast_loss(t, c, rule, ref=None):
     """Seed 002 A1/A2/B1/B2: the first segment in flight is lost
-    (dupacks()).  The sender must retransmit it once, count the event as @rule with
-    SecWnd 0 after an odd (A) and 1 after an even (B) window, and set
-    ssthresh to target(): the cwnd it keeps after recovery.  The peer
-    then acknowledges everything: cwnd must be that (+1 from that ACK's
-    growth).  @ref is the seed's ssthresh (None: Linux's infinite one).
-    Returns (cwnd at the loss, tcp_info after recovery)."""
+    (dupacks()).  The sender must retransmit it once, count the event as
+    @rule with SecWnd 0 after an odd (A) and 1 after an even (B) window,
+    and set ssthresh to target(): the cwnd it keeps after recovery.  The
+    peer then acknowledges everything: cwnd must be that ssthresh, plus
+    what congestion avoidance adds for that ACK.  @ref is the seed's
+    ssthresh (None: Linux's infinite one).  Returns (cwnd at the loss,
+    tcp_info after recovery)."""
     una, n = outstanding(c)
     t.check(n >= 4, "%s: %d segments in flight, 4 needed" % (rule, n))
     before, d0 = c.info(), counts(c)
