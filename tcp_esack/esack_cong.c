@@ -27,7 +27,8 @@
  *                follows ssthresh() only in tcp_enter_loss: the event is
  *                an RTO (A3/B3), ssthresh becomes Reno's.
  *   set_state()  Loss entered from our own Recovery without a new
- *                ssthresh() call: an RTO during recovery, also A3/B3.
+ *                ssthresh() call: an RTO during recovery, also A3/B3 --
+ *                unless tcp_simple_retransmit() (PMTU) entered it.
  *                CWR right after ssthresh() on an ACK with ECE: explicit
  *                congestion, not a loss; Reno's response, no ESACK event.
  *                (Other CWRs are losses: tail-loss-probe repairs, local
@@ -105,7 +106,7 @@ MODULE_PARM_DESC(first_factor,
 		 "rule A2: cwnd kept after an odd-window loss with cwnd >= ssthresh, percent (50-100, default 60)");
 module_param_cb(window_span, &esack_span_ops, &window_span, 0644);
 MODULE_PARM_DESC(window_span,
-		 "next window: windows of data after a loss event's recovery point in which a loss is even (0 = no limit, 1-64, default 1)");
+		 "next window: windows of data after a loss event's recovery point in which a loss is even (0 = no limit, the seed's alternation, default; 1-64)");
 
 static void esack_params(struct esack_params *p)
 {
@@ -157,6 +158,21 @@ static void esack_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 	ca->pending = ESACK_PEND_RTO;
 }
 
+/*
+ * Loss without ssthresh() comes from tcp_enter_loss() inside a recovery,
+ * or from tcp_simple_retransmit() (a PMTU drop: no congestion).  Only
+ * the first runs from the retransmission timer, which clears
+ * icsk_pending before it, and sets cwnd to in flight + 1 just before
+ * set_state(); the second keeps cwnd and runs with the timer armed.
+ */
+static bool esack_timer_loss(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	return !inet_csk(sk)->icsk_pending &&
+	       tcp_snd_cwnd(tp) == tcp_packets_in_flight(tp) + 1;
+}
+
 /* An RTO hit the recovery of an ESACK event: A3/B3 after all. */
 static void esack_rto_in_recovery(struct sock *sk)
 {
@@ -183,7 +199,7 @@ static void esack_ecn(struct sock *sk)
  * Recovery is fast recovery; CWR is a loss repaired by a tail loss probe
  * (tcp_process_tlp_ack), a local qdisc drop, or ECN when this ACK has
  * ECE.  Loss from an ESACK event's Recovery/CWR without a new ssthresh()
- * is an RTO during that recovery.
+ * is an RTO during that recovery, unless a PMTU drop caused it.
  */
 static void esack_set_state(struct sock *sk, u8 new_state)
 {
@@ -200,7 +216,8 @@ static void esack_set_state(struct sock *sk, u8 new_state)
 		break;
 	case TCP_CA_Loss:
 		if (ca->pending == ESACK_PEND_NONE && ca->recovering &&
-		    (old_state == TCP_CA_Recovery || old_state == TCP_CA_CWR))
+		    (old_state == TCP_CA_Recovery || old_state == TCP_CA_CWR) &&
+		    esack_timer_loss(sk))
 			esack_rto_in_recovery(sk);
 		break;
 	}

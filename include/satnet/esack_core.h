@@ -7,18 +7,19 @@
  * tcp_esack links tcp_esack/esack_core.c, and the userspace unit test
  * includes the same file.  The caller serialises calls (the socket lock).
  *
- * Consecutive windows (our definition, docs/esack.md):
+ * Consecutive windows (docs/esack.md):
  *   - a loss event starts at snd_una when it is detected (the first
  *     unacknowledged byte is the first hole) and its recovery point is
  *     snd_nxt at that moment (Linux's high_seq);
- *   - the "next window" of an event is the data that follows its
- *     recovery point: [rp, rp + span * W * mss), W being the cwnd the
- *     response leaves behind (the ssthresh it returns), span the
- *     window_span parameter (1: exactly one window; 0: no end);
- *   - a loss event whose start lies in the next window of an odd-window
- *     event is an even-window event (B rules); any later loss starts over
- *     at the odd window (A rules), and so does the loss after an even
- *     event: windows with losses pair up as odd, even, odd, even;
+ *   - the seed counts windows with losses: the actions "will be repeated
+ *     alternatively in all windows with losses", A in odd ones, B in
+ *     even ones, whatever lies between them.  That is the default
+ *     (window_span 0): the loss after an odd-window event is even, the
+ *     loss after an even-window event is odd again;
+ *   - window_span N > 0 bounds the "next window" of an event to the data
+ *     that follows its recovery point, [rp, rp + N * W * mss), W being
+ *     the cwnd the response leaves behind (the ssthresh it returns): an
+ *     odd event's loss after that starts over at the odd window;
  *   - a loss event that starts before the previous recovery point is in
  *     the previous event's window and keeps its parity.
  */
@@ -33,8 +34,8 @@
 #define ESACK_FIRST_MAX		100	/* no reduction */
 /* B1 and B2 halve (seed 002, rules B1, B2). */
 #define ESACK_SECOND_PCT	50
-/* Next-window length in windows of data; 0 = unbounded. */
-#define ESACK_SPAN_DEFAULT	1
+/* Next-window length in windows of data; 0 = unbounded (the seed's). */
+#define ESACK_SPAN_DEFAULT	0
 #define ESACK_SPAN_MAX		64
 /* Smallest ssthresh any rule returns, as tcp_reno_ssthresh(). */
 #define ESACK_MIN_WND		2U

@@ -103,8 +103,13 @@ class Peer:
         return fd
 
     def close(self):
+        """Abort what is left (SO_LINGER 0: a RST): no orphan socket may
+        outlive the run and keep the module under test in use."""
         for c in list(self.conns.values()):
-            c.sock.close()
+            if c.sock is not None and c.sock.fileno() >= 0:
+                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                  struct.pack("ii", 1, 0))
+                c.sock.close()
         for s in self.listeners:
             s.close()
         os.close(self.fd)

@@ -12,7 +12,11 @@
 #define MSS	460U
 #define REF	70U			/* seed 002: "ssthresh is set to 70" */
 
-static const struct esack_params dflt = { ESACK_FIRST_DEFAULT, 1 };
+/* Most tests bound the next window to one window of data (span 1). */
+static const struct esack_params span1 = { ESACK_FIRST_DEFAULT, 1 };
+static const struct esack_params dflt = {
+	ESACK_FIRST_DEFAULT, ESACK_SPAN_DEFAULT
+};
 
 static u32 reno_of(u32 cwnd)
 {
@@ -33,7 +37,7 @@ static u32 loss_p(struct esack_core *c, u32 una, u32 nxt, u32 cwnd,
 
 static u32 loss(struct esack_core *c, u32 una, u32 nxt, u32 cwnd)
 {
-	return loss_p(c, una, nxt, cwnd, &dflt);
+	return loss_p(c, una, nxt, cwnd, &span1);
 }
 
 static u32 total(const struct esack_core *c)
@@ -228,6 +232,45 @@ static void test_next_window_bounds(void)
 	CHECK_EQ(c.cur.secwnd, 0);
 }
 
+/*
+ * The default is the seed's count of windows with losses ("repeated
+ * alternatively in all windows with losses"): whatever the distance, the
+ * loss after an odd-window event is even and the one after an even-window
+ * event odd.  Classified at each boundary: the old window's last byte,
+ * the recovery point, the end a span of 1 would have, far beyond.
+ */
+static void test_default_alternates_windows_with_losses(void)
+{
+	struct esack_core c;
+	u32 rp = 5000 + 88 * MSS, end1 = rp + 52 * MSS, far = rp + 0x40000000U;
+
+	CHECK_EQ(ESACK_SPAN_DEFAULT, 0);
+	esack_core_init(&c, REF);
+	CHECK_EQ(loss_p(&c, 5000, rp, 88, &dflt), 52);		/* A2 */
+	CHECK(!esack_even(&c, rp - 1));		/* its own window: odd */
+	CHECK(esack_even(&c, rp));
+	CHECK(esack_even(&c, end1 - 1));
+	CHECK(esack_even(&c, end1));		/* span 1 would say odd */
+	esack_ack(&c, rp);
+	esack_ack(&c, end1);
+	esack_ack(&c, far);			/* ACKs never expire it */
+	CHECK_EQ(c.cur.secwnd, 0);
+	CHECK(esack_even(&c, far));
+	/* 1-2 s later, below ssthresh: B1 halves (was A1, kept) */
+	CHECK_EQ(loss_p(&c, far, far + 50 * MSS, 50, &dflt), 25);
+	CHECK_EQ(c.cur.last, ESACK_B1);
+	CHECK_EQ(c.cur.secwnd, 1);
+	CHECK(esack_even(&c, far + 50 * MSS - 1));	/* B's own window */
+	CHECK(!esack_even(&c, far + 50 * MSS));	/* after even: odd */
+	CHECK_EQ(loss_p(&c, far + 80 * MSS, far + 110 * MSS, 30, &dflt), 30);
+	CHECK_EQ(c.cur.last, ESACK_A1);
+	CHECK_EQ(loss_p(&c, far + 900 * MSS, far + 950 * MSS, 40, &dflt), 20);
+	CHECK_EQ(c.cur.last, ESACK_B1);
+	CHECK_EQ(c.count[ESACK_A2], 1);
+	CHECK_EQ(c.count[ESACK_A1], 1);
+	CHECK_EQ(c.count[ESACK_B1], 2);
+}
+
 /* Windows with losses pair up: odd, even, then odd again. */
 static void test_pairs_alternate(void)
 {
@@ -353,9 +396,10 @@ static void test_span(void)
 	CHECK(esack_even(&c, rp + 2 * 52 * MSS - 1));
 	CHECK(!esack_even(&c, rp + 2 * 52 * MSS));
 
-	esack_core_init(&c, REF);			/* invalid: default 1 */
+	esack_core_init(&c, REF);			/* invalid: default 0 */
 	loss_p(&c, 0, rp, 88, &bad);
-	CHECK_EQ(c.cur.next_end, rp + 52 * MSS);
+	CHECK_EQ(c.cur.unbounded, 1);
+	CHECK(esack_even(&c, rp + 52 * MSS));
 
 	/* A huge window is capped so that before() stays meaningful. */
 	esack_core_init(&c, 0x7fffffffU);
@@ -464,21 +508,20 @@ static void test_diag_state(void)
 /*
  * Seed 002, Results and Discussion, Fig. 1: the first loss above
  * ssthresh (70) -> 60 % (~49); the second halves (~26); the third keeps
- * cwnd (below ssthresh); the fourth halves.  That is what window_span 0
- * gives; with the default span, isolated losses stay odd-window events.
+ * cwnd (below ssthresh); the fourth halves.  That is what the default
+ * (window_span 0) gives; with span 1, isolated losses stay odd.
  */
 static void test_fig1_narrative(void)
 {
 	struct esack_core c;
-	struct esack_params s0 = { 60, 0 };
 	u32 r1 = 82 * MSS, r2 = r1 + 600 * MSS, r3 = r2 + 600 * MSS;
 	u32 r4 = r3 + 600 * MSS;
 
 	esack_core_init(&c, REF);
-	CHECK_EQ(loss_p(&c, 0, r1, 82, &s0), 49);
-	CHECK_EQ(loss_p(&c, r1 + 300 * MSS, r2, 52, &s0), 26);
-	CHECK_EQ(loss_p(&c, r2 + 300 * MSS, r3, 30, &s0), 30);
-	CHECK_EQ(loss_p(&c, r3 + 300 * MSS, r4, 34, &s0), 17);
+	CHECK_EQ(loss_p(&c, 0, r1, 82, &dflt), 49);
+	CHECK_EQ(loss_p(&c, r1 + 300 * MSS, r2, 52, &dflt), 26);
+	CHECK_EQ(loss_p(&c, r2 + 300 * MSS, r3, 30, &dflt), 30);
+	CHECK_EQ(loss_p(&c, r3 + 300 * MSS, r4, 34, &dflt), 17);
 	CHECK_EQ(c.count[ESACK_A2], 1);
 	CHECK_EQ(c.count[ESACK_B1], 2);
 	CHECK_EQ(c.count[ESACK_A1], 1);
@@ -553,6 +596,7 @@ int main(void)
 	RUN(test_rule_b2);
 	RUN(test_rule_b3);
 	RUN(test_next_window_bounds);
+	RUN(test_default_alternates_windows_with_losses);
 	RUN(test_pairs_alternate);
 	RUN(test_same_window);
 	RUN(test_ack_expiry);
