@@ -16,7 +16,7 @@ one flow at a time with 30 kB of htb burst at the bottleneck, so that the
 emulated path, not the VM's CPU or late timers, is what limits the flows
 (docs/rn-tcp-results.md); the drops-only and RN-TCP-ES tests run rn and
 reno at the same time, each on its own topology, so that both see the same
-CPU.  Measured numbers go to results/rn_e2e.jsonl and are printed
+CPU.  Measured numbers go to build/results/rn_e2e.jsonl and are printed
 (pytest -s).
 """
 
@@ -42,7 +42,7 @@ RN_KO = os.path.join(TOP, "tcp_rn", "tcp_rn.ko")
 HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
 EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
 PARAMS = "/sys/module/tcp_rn/parameters"
-RESULTS = os.path.join(TOP, "results", "rn_e2e.jsonl")
+RESULTS = os.path.join(TOP, "build", "results", "rn_e2e.jsonl")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 
 REORDER_S = 15          # seconds per flow, mild reordering

@@ -13,7 +13,7 @@ records no drop for it, and its dupACKs carry the bit: r retransmits it
 without a cwnd cut (seed 000 §2.2.1).  A bottleneck drop is recorded and
 r halves.  ss -ti shows the paths taken: "dctcp:(ce_state:<modified>,
 alpha:<drop>,ab_ecn:<ece>,ab_tot:<repeat>)".  Numbers go to
-results/tcp_r.jsonl and are printed (pytest -s).
+build/results/tcp_r.jsonl (untracked) and are printed (pytest -s).
 """
 
 import errno
@@ -36,7 +36,7 @@ R_KO = os.path.join(TOP, "tcp_r", "tcp_r.ko")
 RN_KO = os.path.join(TOP, "tcp_rn", "tcp_rn.ko")
 HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
 EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
-RESULTS = os.path.join(TOP, "results", "tcp_r.jsonl")
+RESULTS = os.path.join(TOP, "build", "results", "tcp_r.jsonl")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 PATHS = ("modified", "drop", "ece", "repeat")
 SS_KEYS = ("dctcp_ce_state", "dctcp_alpha", "dctcp_ab_ecn", "dctcp_ab_tot")

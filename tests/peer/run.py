@@ -23,6 +23,10 @@ DEFAULTS = os.path.join(HERE, "defaults.sysctl")
 
 
 def load_script(path):
+    """A script's folder may hold a lib/ of steps its scripts share."""
+    lib = os.path.join(os.path.dirname(os.path.abspath(path)), "lib")
+    if os.path.isdir(lib) and lib not in sys.path:
+        sys.path.insert(0, lib)
     name = "script_" + os.path.basename(path)[:-3]
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)

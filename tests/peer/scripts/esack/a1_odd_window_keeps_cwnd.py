@@ -8,12 +8,8 @@ the first loss (odd) keeps cwnd 20, then one window of ACKs adds one
 segment (not a window: no slow start); the second (even, B1) halves; the
 third (odd again) keeps cwnd once more."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         ack_one, fast_loss, start)
 
 

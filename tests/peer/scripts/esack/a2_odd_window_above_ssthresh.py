@@ -8,12 +8,8 @@ rule's boundary) leaves 6, not Reno's 5; the second (even: B1, below
 ssthresh) halves; cwnd then grows back to ssthresh and the third loss
 (odd again) is A2 again."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         fast_loss, grow, start)
 
 

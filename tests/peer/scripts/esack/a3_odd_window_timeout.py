@@ -9,12 +9,8 @@ odd window: the next loss (cwnd back at the new ssthresh 10) is even
 (B2: half of ssthresh 10 = 5; A2 would leave 6), the one after odd
 (A1: cwnd kept)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         fast_loss, start, timeout)
 
 

@@ -9,12 +9,8 @@ with the recovery point unacknowledged).  The event becomes A3: ssthresh
 10 = half of cwnd 20 at its start, cwnd 1, no A1 counted, still odd, so
 the next loss is even (B2: half of the new ssthresh 10 = 5)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         counts, dupacks, fast_loss, outstanding, start)
 
 

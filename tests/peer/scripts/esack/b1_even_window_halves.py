@@ -9,12 +9,8 @@ the third (odd, A1) keeps it.  Then three round trips pass without a
 loss, as the seconds between the losses of the seed's Fig. 1: the fourth
 loss is still the next window with losses (even, B1) and halves cwnd."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         ack_windows, fast_loss, start)
 
 

@@ -8,12 +8,8 @@ the second (even, cwnd 12 >= 10) leaves 5 = half of ssthresh 10 (half
 of cwnd would be 6); cwnd grows back past ssthresh, the third loss is
 A2 again and the fourth, at cwnd 14, B2 again: 5 (half of cwnd: 7)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         counts, fast_loss, grow, start)
 
 

@@ -8,12 +8,8 @@ cwnd (B1 would say the same, so the counters show it is no B1), cwnd 1.
 The third loss, with cwnd back at ssthresh, is odd again: A2 (60 %),
 not B2 (half of ssthresh)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         fast_loss, start, timeout)
 
 

@@ -8,17 +8,12 @@ event (cwnd 20 kept, Linux's infinite ssthresh): the event must stay an
 A1 with ssthresh 20, not become an A3 with Reno's 10; the lost segments
 go out again at the new MSS."""
 
-import os
-import sys
+import socket
+import struct
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import socket  # noqa: E402
-import struct  # noqa: E402
-
-from esack_peer import (MODULES, SYSCTL,  # noqa: E402,F401
+from esack_peer import (MODULES, SYSCTL,  # noqa: F401
                         counts, dupacks, outstanding, start)
-from packet import csum  # noqa: E402
+from packet import csum
 
 MTU = 576               # the smallest PMTU Linux accepts (min_pmtu 552)
 NEW_MSS = MTU - 20 - 20 - 12

@@ -5,11 +5,8 @@ P:n - 1 (packet 6) are reordered, 4 and 5 dropped.  Every ACK that names
 3 or 6 carries the drop-negative bit (§IV-A), those that name 4, 5 or the
 packet after Q do not."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

@@ -3,11 +3,8 @@ P:min < P:n < P:max (example P:n = 6, Q:n = 2, P:min = 4, P:max = 7):
 packet 3 is reordered, 4, 5 and 7 dropped ("P:min to P:n - 1 and P:n + 1
 to P:max").  Only the ACK naming 3 carries the drop-negative bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

@@ -5,11 +5,8 @@ comes without an option: the gap 7..9 below it is in the drop list, so
 it stays dropped (§IV, P:min and P:max NULL).  The ACKs naming 3, 4 and 5
 carry the drop-negative bit, those naming 7, 8 and 9 do not (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

@@ -3,11 +3,8 @@ P:max < P:n (example P:n = 6, Q:n = 2, P:min = 1, P:max = 4): 3 and 4 are
 dropped (Q:n itself arrived), the gap P:max + 1 .. P:n - 1 (packet 5) is
 reordered.  Only the ACK naming 5 carries the drop-negative bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

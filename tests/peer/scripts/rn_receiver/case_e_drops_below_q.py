@@ -3,11 +3,8 @@
 arrived already, and the gap Q:n + 1 .. P:n - 1 (packet 5) is reordered:
 the ACK naming 5 carries the drop-negative bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

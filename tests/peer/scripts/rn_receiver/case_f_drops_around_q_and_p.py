@@ -4,11 +4,8 @@ dropped and nothing is reordered, so the gap Q:n + 1 .. P:n - 1, which the
 drop list holds, is not marked: no ACK carries the drop-negative bit
 (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

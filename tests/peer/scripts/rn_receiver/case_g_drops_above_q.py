@@ -6,11 +6,8 @@ are filled, packet 13 comes without an option: of the gap 10..12 below
 it, 11 and 12 are in the drop list and stay dropped (§IV, P:min and P:max
 NULL).  Only the ACKs naming 10 carry the drop-negative bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

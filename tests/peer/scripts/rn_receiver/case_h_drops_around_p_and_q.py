@@ -4,11 +4,8 @@ the reorder list (4..8 were reordered when 9 arrived with a trusted
 option) and 4, 6, 7, 8 and 10 are dropped: from then on no ACK carries the
 drop-negative bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

@@ -4,11 +4,8 @@ leave the reorder list (they were reordered when 9 arrived with a trusted
 option) and are dropped: no ACK that names them carries the drop-negative
 bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

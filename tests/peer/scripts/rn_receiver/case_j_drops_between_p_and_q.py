@@ -4,11 +4,8 @@ The seed only adds them to the drop list; here a drop report always wins
 and they also leave the reorder list (docs/rn-tcp.md, deviations), so no
 ACK that names them carries the drop-negative bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

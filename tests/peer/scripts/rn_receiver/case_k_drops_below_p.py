@@ -4,11 +4,8 @@ the gap P:max + 1 .. P:n - 1 (packet 4) is reordered; the holes above P
 (6, 7, 8) opened on an unproven path and stay unclassified.  Only the ACK
 naming 4 carries the drop-negative bit (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-from rnpeer import MODULES, SYSCTL, case  # noqa: E402,F401
+from rnpeer import MODULES, SYSCTL, case  # noqa: F401
 
 
 def run(t):

@@ -6,12 +6,9 @@ the lists alone: every duplicate ACK still names the first hole, with the
 right SACK blocks and no drop-negative bit, the kernel does not crash,
 and the receiver classifies the next trusted gap as before (§IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 from rnpeer import MODULES, SYSCTL, TRUSTED, TTL, open_conn, deliver, send, seq, acked, counters  # noqa: E402,E501,F401
-from packet import EPDN_HOST  # noqa: E402
+from packet import EPDN_HOST
 
 WIDE = 0x7fffffff
 # Where P:min lies, from the first missing byte: at it, below it, just

@@ -3,10 +3,7 @@
 neither reordered nor dropped, and no duplicate ACK, nor the ACK that
 fills the hole, carries the drop-negative bit."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 from rnpeer import MODULES, SYSCTL, open_conn, deliver, send, seq  # noqa: E402,E501,F401
 
 

@@ -5,10 +5,7 @@ new connection on the same 4-tuple.  The new connection's data has no
 option, so its path is unproven and its duplicate ACKs carry no
 drop-negative bit (§III-D, §IV-A)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 from rnpeer import MODULES, SYSCTL, TRUSTED, MSS, open_conn, send, acked, counters  # noqa: E402,E501,F401
 
 SPORT = 47000

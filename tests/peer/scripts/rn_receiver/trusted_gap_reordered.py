@@ -4,10 +4,7 @@ drop reported, the gap Q:n + 1 .. P:n - 1 is reordered, and every
 duplicate ACK naming it carries the drop-negative bit (§IV-A, second
 bullet).  The ACK after the gap is filled has nothing missing: no bit."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 from rnpeer import MODULES, SYSCTL, TRUSTED, open_conn, deliver, send, seq  # noqa: E402,E501,F401
 
 

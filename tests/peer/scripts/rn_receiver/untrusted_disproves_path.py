@@ -5,12 +5,9 @@ that opens then is not called reordered, and its duplicate ACKs carry no
 drop-negative bit (§IV-A).  Data without an option keeps that verdict,
 until a trusted option proves the path again."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 from rnpeer import MODULES, SYSCTL, TRUSTED, TTL, open_conn, deliver, send, seq, acked  # noqa: E402,E501,F401
-from packet import EPDN_EMPTY, EPDN_HOST  # noqa: E402
+from packet import EPDN_EMPTY, EPDN_HOST
 
 
 def run(t):

@@ -4,11 +4,7 @@ D-SACK shows that the retransmission of a reordered hole was not needed
 and the next reordered hole waits for the dupthresh of that kval (longer
 than the first train's; played as far as the first train's dupthresh)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 SYSCTL = {"net.ipv4.tcp_recovery": 0}

@@ -6,11 +6,7 @@ at exactly the dupthresh-th dupACK, not one before.  Checked at swnd 4,
 11 and 21 (initcwnd, then slow-start growth) and at two srtt/min_rtt
 ratios (the peer delays its ACKs), with net.ipv4.tcp_recovery = 0."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 SYSCTL = {"net.ipv4.tcp_recovery": 0}

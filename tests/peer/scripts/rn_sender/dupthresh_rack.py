@@ -9,11 +9,7 @@ ratios (the peer delays its ACKs), with RACK on
 and then lets it mark the hole lost.  Needs a kernel where in_ack_event
 follows tcp_clean_rtx_queue (tcp_rn's ack_order_ok)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 SYSCTL = {"net.ipv4.tcp_recovery": 1}

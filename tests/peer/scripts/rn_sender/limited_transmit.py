@@ -4,11 +4,7 @@ up to dupthresh - 1 segments beyond cwnd but never more than one more
 cwnd.  With dupthresh - 1 > cwnd, exactly cwnd new segments leave before
 the retransmission."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 SYSCTL = {"net.ipv4.tcp_recovery": 0}

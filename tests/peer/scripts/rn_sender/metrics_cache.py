@@ -8,11 +8,8 @@ then starts with the sysctl's reordering (3), and the cache holds none."""
 
 import subprocess
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 FAMILIES = (4, 6)

@@ -5,11 +5,7 @@ ack_order_ok at 0, a marked train (seed 001 §IV-B2) is still classified
 reordered, but RACK is left alone: it retransmits on its own timer, before
 any dupthresh the rule can give (at least 4)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 PARAMS = {"tcp_rn": {"ack_order_ok": 0}}

@@ -4,11 +4,7 @@ at the third, until the first D-SACK; after it the dupthresh rule is back
 (max(4, swnd + swnd * kval); that D-SACK also shows the fast retransmit
 at the third was false, so kval has doubled too)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 SYSCTL = {"net.ipv4.tcp_recovery": 0, "net.ipv4.tcp_frto": 0}

@@ -4,11 +4,7 @@ until the first D-SACK.  (The stack calls neither ssthresh() nor
 CA_EVENT_LOSS on a timeout in Recovery: the module sees it as the change
 to Loss.)"""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 SYSCTL = {"net.ipv4.tcp_recovery": 0, "net.ipv4.tcp_frto": 0}

@@ -4,11 +4,7 @@ the third dupACK as SACK TCP does: with classic loss detection at exactly
 the third, with RACK no later than the third (RACK's own reordering timer
 may come first, as it does for any sender)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
-import rnsnd  # noqa: E402
+import rnsnd
 
 MODULES = rnsnd.MODULES
 FAMILIES = (4, 6)

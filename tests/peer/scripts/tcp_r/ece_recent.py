@@ -6,12 +6,7 @@ ece_rtts smoothed RTTs (here 64, as the peer's RTT samples are short
 beside the script's pauses) before three marked dupACKs: the recovery is
 standard and halves ssthresh.  Under classic dupthresh and under RACK."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL

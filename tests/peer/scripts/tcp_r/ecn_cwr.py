@@ -7,12 +7,7 @@ standard, ssthresh is halved from the cwnd before the recovery, and the
 next new data segment carries CWR.  Under classic dupthresh and under
 RACK."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL

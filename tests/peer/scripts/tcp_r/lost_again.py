@@ -6,12 +6,7 @@ ssthresh is halved from the cwnd before the recovery.  RACK only: classic
 loss detection finds a lost retransmission by the timer alone
 (timeout_in_modified.py)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL

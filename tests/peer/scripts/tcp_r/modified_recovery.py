@@ -9,12 +9,7 @@ an earlier timeout (the stack leaves Recovery before it sets cwnd to
 ssthresh, so r gives ssthresh back only after that).  Under classic
 dupthresh and under RACK."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL

@@ -6,12 +6,7 @@ spaced wider than RACK's reordering window (min_rtt/4, a few ms here):
 no retransmission; the third: one, on the modified path.  Under classic
 dupthresh and under RACK, whose timer r holds back meanwhile."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = {"net.ipv4.tcp_frto": 0}

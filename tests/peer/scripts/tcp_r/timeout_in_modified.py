@@ -7,12 +7,7 @@ ssthresh becomes half the cwnd before the recovery, as after a standard
 recovery (tcp_enter_loss() asks no new ssthresh inside Recovery).  Under
 classic dupthresh and under RACK."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL

@@ -6,12 +6,7 @@ has marked nothing for the hole it repairs: the repair is the seed's
 drop path.  A bit on an ACK that is not a dupACK for the hole (here the
 probe's) changes nothing.  Under classic dupthresh and under RACK."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL

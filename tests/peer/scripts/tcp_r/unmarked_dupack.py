@@ -7,12 +7,7 @@ three: one retransmission and ssthresh halved.  The same dupACK arriving
 during a modified recovery turns it standard: ssthresh is halved from the
 cwnd before the recovery.  Under classic dupthresh and under RACK."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
-import rflow  # noqa: E402
+import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
