@@ -2,7 +2,7 @@
 """A matrix of runs (algorithms x repetitions), several topologies at once.
 
 Each run has its own namespaces, so runs in parallel share only the VM's
-CPUs; setup and self-check are serialised (design.md: setup saturates the
+CPUs; setup and self-check are serialised (measured: setup saturates the
 emulated CPU).  --serial-control repeats one algorithm alone, one run at a
 time, so the report can show whether parallelism changed the results.
 """

@@ -7,7 +7,7 @@
                                limit (R1 egress)  errors, reordering
                                                   (R2 egress, both ways)
 
-Where each impairment sits (one stage per effect, design.md):
+Where each impairment sits (one stage per effect, testbed/README.md):
   snd*/eth0, rcv*/eth0, R1/s*  netem delay 1 ms rate 10 Mbit/s (access)
   R1/b                         htb rate R -> pfifo | red ecn | epdn
   R2/r*                        forward satellite stage: netem delay P + 1 ms
@@ -251,7 +251,7 @@ class Topology:
         return ["eth0"]
 
     def offloads(self):
-        """TSO/GSO/GRO off: netem limits count GSO packets (design.md)."""
+        """TSO/GSO/GRO off: netem limits count GSO packets, not wire packets."""
         for ns in self.all_ns():
             script = "; ".join("ethtool -K %s tso off gso off gro off "
                                "2>/dev/null || exit 1" % d

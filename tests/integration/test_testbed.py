@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """The foundation's integration tests: topology, self-check, error model,
-reordering model, congestion-control selection (issue 2, item 7)."""
+reordering model, congestion-control selection."""
 
 import os
 import re
