@@ -4,6 +4,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -28,12 +29,30 @@ def top():
     return TOP
 
 
+def rmmod(name, wait=10.0):
+    """Unload @name and the modules that depend on it (tcp_r holds tcp_rn).
+    Sockets of a namespace being torn down hold a congestion module for a
+    moment after a scripted-peer run, so a busy module gets @wait s."""
+    holders = "/sys/module/%s/holders" % name
+    for h in os.listdir(holders) if os.path.isdir(holders) else []:
+        rmmod(h, wait)
+    end = time.monotonic() + wait
+    while os.path.isdir("/sys/module/" + name):
+        if subprocess.call(["rmmod", name], stderr=subprocess.DEVNULL) == 0:
+            return
+        if time.monotonic() > end:
+            return
+        time.sleep(0.2)
+
+
 def insmod(path):
     """Load one of our modules (from the build tree), replacing a stale one."""
     name = os.path.basename(path)[:-3]
-    subprocess.call(["rmmod", name], stderr=subprocess.DEVNULL)
+    rmmod(name)
     r = subprocess.run(["insmod", path], capture_output=True, text=True)
-    assert r.returncode == 0, "insmod %s: %s" % (path, r.stderr)
+    assert r.returncode == 0, "insmod %s: %s (refcnt %s)" % (
+        path, r.stderr.strip(), open("/sys/module/%s/refcnt" % name).read()
+        .strip() if os.path.exists("/sys/module/%s/refcnt" % name) else "-")
 
 
 def parallel(flow, jobs, timeout=900):
