@@ -526,11 +526,13 @@ EXPORT_SYMBOL_GPL(rn_latch_unregister);
 /* From in_ack_event: trip for good if the queue was not cleaned yet. */
 static void rn_ack_order_check(struct sock *sk)
 {
-	const struct sk_buff *head = tcp_rtx_queue_head(sk);
+	const struct sk_buff *head;
 
+	if (!READ_ONCE(ack_order_ok))
+		return;
+	head = tcp_rtx_queue_head(sk);
 	if (!rn_acked_still_queued(head, head ? TCP_SKB_CB(head)->end_seq : 0,
-				   tcp_sk(sk)->snd_una) ||
-	    !READ_ONCE(ack_order_ok))
+				   tcp_sk(sk)->snd_una))
 		return;
 	WRITE_ONCE(ack_order_ok, false);
 	pr_warn("tcp_rn: in_ack_event runs before tcp_clean_rtx_queue on this kernel: RACK steering off\n");
