@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Shared fixtures: the testbed package on sys.path, and module loading."""
+"""Shared fixtures: module loading."""
 
 import os
 import subprocess
@@ -9,7 +9,6 @@ import time
 import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "testbed"))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,7 +12,7 @@ from satnet.scenario import (ScenarioError, ber_to_per, load_profile,
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = sorted(os.path.basename(p)[:-5] for p in
-                   glob.glob(os.path.join(TOP, "testbed/scenarios/*.toml")))
+                   glob.glob(os.path.join(TOP, "scenarios/*.toml")))
 
 
 def test_ber_to_per_matches_design_table():

@@ -11,6 +11,7 @@ fi
 DEBS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static
       iperf3 iproute2 ethtool tcpdump bpftool kmod cpio xz-utils zstd
       python3 python3-pytest python3-scapy python3-matplotlib
+      python3-pip python3-setuptools python3-tqdm python3-scipy
       build-essential bc flex bison libelf-dev libmnl-dev pkg-config
       linux-source-6.1 iputils-ping procps"
 
@@ -22,7 +23,7 @@ done
 
 if [ -n "$missing" ]; then
 	echo "install-deps: installing$missing"
-	# apt in the shared /tmp was seen to lose files mid-install (design.md).
+	# apt in a shared /tmp was seen to lose files mid-install.
 	export TMPDIR=/var/tmp/satnet-apt
 	mkdir -p "$TMPDIR"
 	export DEBIAN_FRONTEND=noninteractive
@@ -39,6 +40,17 @@ if [ -z "$src" ]; then
 fi
 
 # The harness uses the Debian python3 (pytest, scapy, matplotlib above).
-/usr/bin/python3 -c 'import pytest, scapy, matplotlib' ||
+/usr/bin/python3 -c 'import pytest, scapy, matplotlib, tqdm, scipy' ||
 	{ echo "install-deps: python modules missing after install" >&2; exit 1; }
+
+# The satnet command, editable from this checkout (a run needs the modules,
+# the tc plugin and tools/vm-run beside it), for Debian's python3: the VM
+# shares the host's root filesystem, so /usr/local/bin/satnet works there
+# too.  Reinstalled every time, so it follows the checkout last set up.
+top=$(cd "$(dirname "$0")/.." && pwd)
+/usr/bin/python3 -m pip install -q --no-deps --no-build-isolation \
+	--break-system-packages --root-user-action=ignore -e "$top"
+/usr/bin/python3 -c 'import satnet.paths as p, sys
+sys.exit(p.TOP != sys.argv[1])' "$top" ||
+	{ echo "install-deps: satnet does not point at $top" >&2; exit 1; }
 echo "install-deps: ok"

@@ -37,7 +37,6 @@ import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "testbed"))
 sys.path.insert(0, os.path.join(TOP, "tests"))
 
 KO = os.environ.get("ESACK_KO",

@@ -1,19 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """Scenario and sysctl-profile files, and the values derived from them.
 
-A scenario (testbed/scenarios/*.toml) describes one figure family of the
-seeds: bottleneck, satellite path, errors, reordering, ACK path.  A profile
-(testbed/profiles/*.toml) names the sysctls applied to the sender's and the
-receiver's namespaces.  See testbed/README.md for every key.
+A scenario (scenarios/*.toml) describes one figure family of the seeds:
+bottleneck, satellite path, errors, reordering, ACK path.  A profile
+(profiles/*.toml) names the sysctls applied to the sender's and the
+receiver's namespaces.  See docs/testbed.md for every key.
 """
 
 import math
 import os
 import tomllib
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENARIO_DIR = os.path.join(HERE, "scenarios")
-PROFILE_DIR = os.path.join(HERE, "profiles")
+from .paths import PROFILE_DIR, SCENARIO_DIR
 
 ACCESS_RATE_BPS = 10_000_000      # access links: 10 Mbit/s ...
 ACCESS_DELAY_MS = 1.0             # ... and 1 ms, one-way (seed 000 §3)

@@ -7,7 +7,7 @@
                                limit (R1 egress)  errors, reordering
                                                   (R2 egress, both ways)
 
-Where each impairment sits (one stage per effect, testbed/README.md):
+Where each impairment sits (one stage per effect, docs/testbed.md):
   snd*/eth0, rcv*/eth0, R1/s*  netem delay 1 ms rate 10 Mbit/s (access)
   R1/b                         htb rate R -> pfifo | red ecn | epdn
   R2/r*                        forward satellite stage: netem delay P + 1 ms
@@ -27,10 +27,8 @@ import subprocess
 import threading
 
 from . import dist
+from .paths import TOP
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS
-
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 TC_LIB = os.path.join(TOP, "build", "tclib")
 _counter = itertools.count()
 _tclib_lock = threading.Lock()

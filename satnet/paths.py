@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Where the project's files are.  satnet is installed in editable mode
+from a checkout (tools/install-deps.sh), because a run needs the modules,
+the tc plugin and the VM runner that live beside it; the data files are
+found relative to this package."""
+
+import os
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENARIO_DIR = os.path.join(TOP, "scenarios")
+PROFILE_DIR = os.path.join(TOP, "profiles")
+EXPERIMENT_DIR = os.path.join(TOP, "experiments")
+VARIANTS_FILE = os.path.join(TOP, "variants.toml")
+RESULTS_DIR = os.path.join(TOP, "results")
+BUILD_DIR = os.path.join(TOP, "build")
+VM_RUN = os.path.join(TOP, "tools", "vm-run")
