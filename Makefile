@@ -5,7 +5,8 @@
 # make unit-asan  the same under AddressSanitizer and UBSan, and run them
 # make tc         build the tc plugin(s) for iproute2
 # make test       unit tests + in-VM integration suite, in one VM boot
-# make bench      the baseline experiment (docs/baseline.md)
+# make bench      every experiment's quick set (satnet run), then the report
+#                 docs/results.md (satnet report); BENCH_ARGS adds options
 # make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
 # make install    install modules (and the tc plugin) on this host
 #
@@ -72,7 +73,8 @@ test: deps
 
 bench: deps
 	$(MAKE) all
-	tools/bench-baseline
+	satnet run --quick --serial-control s000-fig2:tcp-r $(BENCH_ARGS)
+	satnet report --command "make bench"
 
 # INSTALL_MOD_PATH and DESTDIR stage an install under another root.
 # modules_install runs depmod; the modules are unsigned, so a kernel that

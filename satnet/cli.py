@@ -1,135 +1,358 @@
 # SPDX-License-Identifier: GPL-2.0
-"""testbed/run: one congestion algorithm over one scenario.
+"""satnet: reproduce the seeds' experiments on a real Linux kernel.
 
-Writes one JSON line per run (with time series and metadata) to --out and a
-summary row to the CSV beside it.
+  satnet list                       experiments, scenarios, variants, profiles
+  satnet run s000-fig2 --quick      run an experiment (boots the VM if needed)
+  satnet report                     rebuild docs/results.md from results/
+  satnet show RUN.json              one run, readable, with a cwnd plot
+  satnet ss                         ss -ti with our modules' state by name
+
+`satnet COMMAND --help` describes each command; --help never runs
+anything.  docs/experiments.md describes the files.
 """
 
 import argparse
-import contextlib
-import csv
-import json
+import glob
 import os
+import shlex
+import shutil
+import subprocess
 import sys
-import tomllib
+import time
 
-from .measure import iperf3_run, metadata, nstat, self_check, summarize
-from .scenario import ScenarioError, load_profile, load_scenario
-from .topo import Topology, modprobe
+from . import experiment as xp
+from .paths import (PROFILE_DIR, RESULTS_DIR, SCENARIO_DIR,
+                    TOP, VM_RUN)
 
-CSV_FIELDS = ("scenario", "label", "cc", "profile", "rep", "duration_s",
-              "goodput_bps", "throughput_bps", "overhead", "retransmits",
-              "TcpExtTCPFastRetrans", "TcpExtTCPTimeouts",
-              "TcpExtTCPLossProbes", "TcpExtTCPSACKReorder",
-              "TcpExtTCPDSACKRecv", "rtt_ms", "rate_bps", "kernel", "date")
+MODULE_FILES = ("sch_epdn/sch_epdn.ko", "tcp_rn/tcp_rn.ko",
+                "tcp_rn/rn_host.ko", "tcp_r/tcp_r.ko",
+                "tcp_esack/tcp_esack.ko", "build/tc/q_epdn.so")
 
 
-def load_cc(cc):
-    """Built-in algorithms that are modules in Debian's kernel."""
-    if cc not in ("reno", "cubic"):
-        modprobe("tcp_" + cc)
+def fail(msg):
+    print("satnet: " + msg, file=sys.stderr)
+    sys.exit(2)
 
 
-def one_run(sc, profile, cc, rep=0, tag=None, setup_lock=None):
-    """Fresh topology, self-check, run, counters.  Returns the record.
-    setup_lock staggers the CPU-heavy setup of parallel runs."""
-    load_cc(cc)
-    with contextlib.ExitStack() as stack:
-        with setup_lock or contextlib.nullcontext():
-            topo = stack.enter_context(Topology(sc, profile, tag=tag))
-            check = self_check(topo)
-            meta = metadata(topo, cc)
-        res, rows = iperf3_run(topo, cc, sc.duration_s)
-        counters = nstat(topo, topo.snd[0])
-        rcv = nstat(topo, topo.rcv[0])
-    rec = summarize(cc, res, rows, counters, sc.duration_s)
-    rec.update(receiver_counters={k: rcv.get(k, 0) for k in RECEIVER_KEYS},
-               overhead=overhead(rcv))
-    rec.update(scenario=sc.name, profile=profile.name, rep=rep,
-               selfcheck=check, meta=meta)
-    return rec
+# ---- list -----------------------------------------------------------------
+
+def _first_line(text):
+    return " ".join((text or "").split())[:100]
 
 
-RECEIVER_KEYS = ("TcpInSegs", "TcpExtTCPDSACKOldSent",
-                 "TcpExtTCPDSACKOfoSent", "TcpExtTCPOFOQueue",
-                 # frames the error stage corrupted: dropped by checksum
-                 "TcpInCsumErrors", "IpExtInCsumErrors", "IpInHdrErrors")
+def cmd_list(a):
+    import tomllib
+    from .scenario import load_profile
+    kinds = ["experiments", "scenarios", "variants", "profiles"]
+    bad = [w for w in a.what if w not in kinds]
+    if bad:
+        fail("list: unknown kind %s (one of %s)" % (bad[0], ", ".join(kinds)))
+    what = a.what or kinds
+    if "experiments" in what:
+        print("experiments (satnet run NAME):")
+        for e in xp.load_all():
+            quick = "quick" if "quick" in e.modes else "full only"
+            print("  %-16s %-30s %s [%s]" % (e.name, e.source[:30],
+                                             _first_line(e.title), quick))
+    if "scenarios" in what:
+        print("scenarios (scenarios/NAME.toml):")
+        for p in sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.toml"))):
+            with open(p, "rb") as f:
+                src = tomllib.load(f).get("source", "")
+            print("  %-16s %s" % (os.path.basename(p)[:-5], _first_line(src)))
+    if "variants" in what:
+        print("variants (variants.toml):")
+        for v in xp.load_variants().values():
+            print("  %-16s cc %-8s %s" % (v.name, v.cc,
+                                          _first_line(v.description)))
+    if "profiles" in what:
+        print("profiles (profiles/NAME.toml):")
+        for p in sorted(glob.glob(os.path.join(PROFILE_DIR, "*.toml"))):
+            name = os.path.basename(p)[:-5]
+            print("  %-16s %s" % (name, _first_line(
+                load_profile(name).description)))
 
 
-def overhead(rcv):
-    """Seed 003: duplicate data received / all data received.  Each
-    duplicate segment makes the receiver send one DSACK (RFC 2883), which
-    Linux counts as DSACKOldSent (below rcv_nxt) or DSACKOfoSent; the
-    denominator is every segment received (a handful of them carry no
-    data).  Needs DSACK on at the receiver (tcp_dsack=1)."""
-    dup = rcv.get("TcpExtTCPDSACKOldSent", 0) + \
-        rcv.get("TcpExtTCPDSACKOfoSent", 0)
-    return dup / rcv["TcpInSegs"] if rcv.get("TcpInSegs") else None
+# ---- run ------------------------------------------------------------------
+
+def selected_points(a):
+    """The points the arguments name.  Records go to the mode's folder
+    (quick or full); a run with another --duration is not that mode's
+    point and goes to "point"."""
+    mode = "full" if a.full else "quick"
+    names = a.experiment or [e.name for e in xp.load_all()
+                             if mode == "full" or "quick" in e.modes]
+    variants = xp.load_variants()
+    points = []
+    for name in names:
+        exp = xp.load_experiment(name, variants)
+        point, vs = xp.parse_point(a.point, exp)
+        m = mode if mode in exp.modes else "full"
+        pts = exp.points(m, a.reps, vs or None, a.duration)
+        if point:
+            pts = [p for p in pts if all(p.point.get(k) == v
+                                         for k, v in point.items())]
+        if a.rep is not None:
+            pts = [p for p in pts if p.rep == a.rep]
+        if a.duration and a.duration != exp.modes[m]["duration_s"]:
+            for p in pts:
+                p.mode = "point"
+        points += pts
+    return points
 
 
-def csv_row(rec):
-    row = {k: rec.get(k) for k in CSV_FIELDS}
-    row.update({k: rec["counters"].get(k) for k in CSV_FIELDS
-                if k.startswith("Tcp")})
-    row.update(rtt_ms=rec["selfcheck"]["rtt_ms"],
-               rate_bps=rec["selfcheck"]["rate_bps"],
-               kernel=rec["meta"]["kernel"], date=rec["meta"]["date"])
-    return row
-
-
-def append(out, rec):
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "a") as f:
-        f.write(json.dumps(rec) + "\n")
-    path = os.path.splitext(out)[0] + ".csv"
-    new = not os.path.exists(path)
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, CSV_FIELDS)
-        if new:
-            w.writeheader()
-        w.writerow(csv_row(rec))
-
-
-def parse_set(items):
-    out = {}
-    for it in items:
-        key, _, val = it.partition("=")
-        try:
-            out[key] = tomllib.loads("v = " + val)["v"]
-        except tomllib.TOMLDecodeError:
-            out[key] = val
+def serial_points(a, points):
+    """--serial-control EXP:VARIANT: the same points again, run alone."""
+    if not a.serial_control:
+        return []
+    name, _, variant = a.serial_control.partition(":")
+    out = []
+    for p in points:
+        if p.exp.name == name and p.variant == variant:
+            q = xp.Point(p.exp, "serial", p.variant, p.point, p.rep,
+                         p.duration)
+            out.append(q)
+    if not out:
+        fail("--serial-control %s matches no point of this run" %
+             a.serial_control)
     return out
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="testbed/run", description=__doc__)
-    p.add_argument("-s", "--scenario", required=True,
-                   help="name in testbed/scenarios or a .toml path")
-    p.add_argument("-C", "--cc", default="cubic",
-                   help="congestion control (iperf3 -C)")
-    p.add_argument("-t", "--duration", type=float,
-                   help="seconds (default: the scenario's run.duration_s)")
-    p.add_argument("-p", "--profile", help="sysctl profile name")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VAL",
-                   help="override a scenario key, e.g. forward.ber=1e-7")
-    p.add_argument("-o", "--out", default="results/runs.jsonl")
-    p.add_argument("--rep", type=int, default=0)
-    a = p.parse_args(argv)
+def in_kernel_here():
+    """True when this kernel can load modules and has netem."""
+    return os.geteuid() == 0 and subprocess.call(
+        ["modprobe", "-q", "sch_netem"], stderr=subprocess.DEVNULL) == 0
+
+
+def check_built():
+    missing = [f for f in MODULE_FILES
+               if not os.path.exists(os.path.join(TOP, f))]
+    if missing:
+        fail("not built: %s; run `make` in %s first" %
+             (", ".join(missing), TOP))
+
+
+def estimate_s(points, width):
+    singles = sum(p.duration + 50 for p in points if p.variant != "mix")
+    mixes = sum(p.duration * 1.5 + 120 for p in points if p.variant == "mix")
+    return singles / max(1, width) + mixes
+
+
+def cmd_run(a):
+    from .runner import stored
     try:
-        over = parse_set(a.set)
-        if a.duration:
-            over["run.duration_s"] = a.duration
-        if a.profile:
-            over["run.profile"] = a.profile
-        sc = load_scenario(a.scenario, over)
-        profile = load_profile(sc.profile)
-    except ScenarioError as e:
-        sys.exit("testbed/run: %s" % e)
-    rec = one_run(sc, profile, a.cc, a.rep)
-    append(a.out, rec)
-    print("%s %s rep %d: goodput %.0f bit/s, retransmits %s, rtt %.1f ms" %
-          (sc.name, a.cc, a.rep, rec["goodput_bps"], rec["retransmits"],
-           rec["selfcheck"]["rtt_ms"]))
+        points = selected_points(a)
+    except (xp.ExperimentError, ValueError) as e:
+        fail(str(e))
+    points += serial_points(a, points)
+    todo = [p for p in points if not stored(p, a.results)]
+    if a.emit_jobs:
+        return emit_jobs(todo, a)
+    print("satnet: %d points, %d stored, %d to run, about %.0f min at "
+          "width %d" % (len(points), len(points) - len(todo), len(todo),
+                        estimate_s(todo, a.width) / 60, a.width),
+          file=sys.stderr)
+    if a.dry_run:
+        for p in todo:
+            print(p.relpath())
+        return 0
+    if not todo:
+        return 0
+    check_built()
+    if not a.here:
+        return in_vm(a, todo)
+    return run_here(a, todo)
+
+
+def run_here(a, todo):
+    from tqdm import tqdm
+
+    from .runner import Runner
+    serial = [p for p in todo if p.mode == "serial"]
+    rest = [p for p in todo if p.mode != "serial"]
+    t0 = time.monotonic()
+    with tqdm(total=len(todo), unit="point", file=sys.stderr,
+              dynamic_ncols=True, mininterval=5) as bar:
+        runner = Runner(a.width, a.results, bar, log=bar.write)
+        runner.run(rest)
+        runner.width = 1
+        runner.run(serial)
+    print("satnet: %d points in %.0f s, %d failed" %
+          (len(todo), time.monotonic() - t0, len(runner.errors)),
+          file=sys.stderr)
+    for e in runner.errors:
+        print("  " + e, file=sys.stderr)
+    return 1 if runner.errors else 0
+
+
+def in_vm(a, todo):
+    """Run the same command inside a kernel that loads our modules:
+    tools/vm-run runs it natively when this one can, else boots the VM."""
+    argv = [shutil.which("satnet") or "satnet"] + sys.argv[1:] + ["--here"]
+    timeout = int(estimate_s(todo, a.width) * 2 + 900)
+    cmd = [sys.executable, VM_RUN, "--timeout", str(timeout), "--log",
+           os.path.join(TOP, "build", "satnet-console.log")]
+    if a.vm:
+        cmd.append("--vm")
+    elif a.native:
+        cmd.append("--native")
+    return subprocess.call(cmd + ["--"] + argv)
+
+
+def emit_jobs(todo, a):
+    """One command per point; each writes its own record file, so GNU
+    parallel or a Slurm array can run them anywhere that shares (or later
+    copies back) results/."""
+    for p in todo:
+        args = ["satnet", "run", p.exp.name, "--reps", str(p.rep + 1),
+                "--rep", str(p.rep), "--point", "variant=" + p.variant]
+        if p.mode == "point":
+            args += ["--duration", "%g" % p.duration]
+        if p.mode == "full":
+            args.append("--full")
+        if p.point:
+            args += ["--point", "%s=%s" % next(iter(p.point.items()))]
+        if a.results != RESULTS_DIR:
+            args += ["--results", a.results]
+        if p.mode == "serial" or p.variant == "mix":
+            args += ["--width", "1"]
+        print(" ".join(shlex.quote(x) for x in args))
+    return 0
+
+
+# ---- report, show, ss -----------------------------------------------------
+
+def cmd_report(a):
+    from .report import build
+    try:
+        for n in a.experiment:
+            xp.load_experiment(n)
+    except xp.ExperimentError as e:
+        fail(str(e))
+    md = build(a.experiment or None, md=a.md, results=a.results,
+               command=a.command, warn=lambda m: print(m, file=sys.stderr))
+    print("satnet: wrote %s" % os.path.relpath(md))
+    return 0
+
+
+def cmd_show(a):
+    from .show import show
+    return show(a.run, a.png)
+
+
+def cmd_ss(a):
+    from .ssdecode import format_ss
+    if a.file:
+        text = open(a.file).read() if a.file != "-" else sys.stdin.read()
+    else:
+        r = subprocess.run(["ss", "-tinH"] + a.filter, capture_output=True,
+                           text=True)
+        if r.returncode:
+            fail("ss: " + r.stderr.strip())
+        text = r.stdout
+    sys.stdout.write(format_ss(text))
+    return 0
+
+
+# ---- the parser -----------------------------------------------------------
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="satnet", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
+
+    ls = sub.add_parser("list", help="experiments, scenarios, variants, "
+                        "profiles, one line each",
+                        description="List what can be run.")
+    ls.add_argument("what", nargs="*", metavar="KIND",
+                    help="only these: experiments, scenarios, variants, "
+                    "profiles (default: all)")
+    ls.set_defaults(fn=cmd_list)
+
+    r = sub.add_parser(
+        "run", help="run experiments, or one point of one",
+        description="Run experiments (default: every experiment with a "
+        "quick set).  Points already stored under the results folder are "
+        "not run again, so an interrupted run resumes.  Where this kernel "
+        "cannot load the project's modules, the run happens in a VM "
+        "(tools/vm-run) with the same files.")
+    r.add_argument("experiment", nargs="*",
+                   help="experiment names (satnet list experiments)")
+    m = r.add_mutually_exclusive_group()
+    m.add_argument("--quick", action="store_true",
+                   help="the experiments' quick sets (the default)")
+    m.add_argument("--full", action="store_true",
+                   help="every sweep value, variant and rep")
+    r.add_argument("--point", action="append", default=[],
+                   metavar="K=V", help="only the sweep value K=V, and/or "
+                   "variant=NAME (repeatable)")
+    r.add_argument("--reps", type=int, help="repetitions (default: the "
+                   "experiment's for the mode)")
+    r.add_argument("--rep", type=int, help="only repetition N (0-based)")
+    r.add_argument("--duration", type=float, metavar="S",
+                   help="seconds per run (default: the experiment's)")
+    r.add_argument("--width", type=int, default=3, help="points run at "
+                   "once, each in its own namespaces (default 3)")
+    r.add_argument("--serial-control", metavar="EXP:VARIANT",
+                   help="run that variant's points again, one at a time, "
+                   "so the report shows whether width changed results")
+    r.add_argument("--results", default=RESULTS_DIR,
+                   help="folder of run records (default %(default)s)")
+    r.add_argument("--emit-jobs", action="store_true", help="print one "
+                   "`satnet run` command per point still to run, for GNU "
+                   "parallel or a Slurm array, and run nothing")
+    r.add_argument("--dry-run", action="store_true",
+                   help="print the records that would be written")
+    w = r.add_mutually_exclusive_group()
+    w.add_argument("--vm", action="store_true",
+                   help="always boot the VM, even where this kernel would do")
+    w.add_argument("--native", action="store_true",
+                   help="never boot the VM (needs root, netem and modules)")
+    r.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
+    r.set_defaults(fn=cmd_run)
+
+    rp = sub.add_parser(
+        "report", help="rebuild tables, plots and docs/results.md from "
+        "stored records", description="Rebuild the report from the run "
+        "records; nothing is run.")
+    rp.add_argument("experiment", nargs="*", help="only these experiments")
+    rp.add_argument("--results", default=RESULTS_DIR,
+                    help="folder of run records (default %(default)s)")
+    rp.add_argument("--md", default=os.path.join(TOP, "docs", "results.md"),
+                    help="the page to write (default %(default)s); plots "
+                    "and CSVs go to the folder beside it named results/")
+    rp.add_argument("--command", help="the command named in the page "
+                    "(default: satnet report)")
+    rp.set_defaults(fn=cmd_report)
+
+    sh = sub.add_parser("show", help="one run's record, readable",
+                        description="Print one run's record: what ran, "
+                        "the self-check, per-flow results, counters; "
+                        "--png draws its cwnd and ssthresh.")
+    sh.add_argument("run", help="a record file (results/EXP/MODE/VARIANT/"
+                    "POINT-repN.json)")
+    sh.add_argument("--png", help="write the cwnd/ssthresh plot here")
+    sh.set_defaults(fn=cmd_show)
+
+    ss = sub.add_parser("ss", help="ss -ti with rn, r and esack state by "
+                        "name", description="Run `ss -tinH` (or read its "
+                        "output) and print our modules' state by name "
+                        "instead of ss's dctcp:(...) label.")
+    ss.add_argument("--file", help="read ss -tinH output from a file "
+                    "('-': stdin) instead of running ss")
+    ss.add_argument("filter", nargs="*", help="an ss filter, e.g. dst "
+                    "10.2.0.1")
+    ss.set_defaults(fn=cmd_ss)
+    return p
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
+    try:
+        sys.exit(a.fn(a) or 0)
+    except KeyboardInterrupt:
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,10 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 
 from .scenario import ACCESS_RATE_BPS
-from .topo import TOP
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams for the error-rate test.)
@@ -215,26 +213,16 @@ class Sampler(threading.Thread):
         self.join()
 
 
-def module_params(cc):
-    d = "/sys/module/tcp_%s/parameters" % cc
-    if not os.path.isdir(d):
-        return {}
-    out = {}
-    for p in sorted(os.listdir(d)):
-        try:
-            out[p] = open(os.path.join(d, p)).read().strip()
-        except OSError:
-            pass
-    return out
-
-
-def iperf3_run(topo, cc, duration, i=0, port=5201):
-    """One flow, pair i: returns iperf3's JSON and the ss time series."""
+def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True):
+    """One flow, pair i: returns iperf3's JSON and the ss time series.
+    With bottleneck, the JSON also holds the bytes the bottleneck sent and
+    the packets it dropped meanwhile (flows alone on the path only)."""
     dst = topo.rcv_addr(i)
     server = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(topo, topo.rcv[i], port)
-    sent0, drop0 = bottleneck_stats(topo)
+    if bottleneck:
+        sent0, drop0 = bottleneck_stats(topo)
     sampler = Sampler(topo, topo.snd[i], dst)
     sampler.start()
     try:
@@ -253,9 +241,10 @@ def iperf3_run(topo, cc, duration, i=0, port=5201):
             from None
     if "error" in res:
         raise RuntimeError("iperf3: " + res["error"])
-    sent1, drop1 = bottleneck_stats(topo)
-    res["bottleneck_sent_bytes"] = sent1 - sent0
-    res["bottleneck_dropped"] = drop1 - drop0
+    if bottleneck:
+        sent1, drop1 = bottleneck_stats(topo)
+        res["bottleneck_sent_bytes"] = sent1 - sent0
+        res["bottleneck_dropped"] = drop1 - drop0
     return res, data_flow(sampler.rows)
 
 
@@ -272,49 +261,32 @@ def bottleneck_sent(topo):
     return bottleneck_stats(topo)[0]
 
 
-def summarize(cc, res, rows, counters, duration):
-    end = res["end"]
-    got = end["sum_received"]["bytes"]
-    return {
-        "cc": cc,
-        "duration_s": duration,
-        "goodput_bps": got * 8 / duration,
-        "throughput_bps": res["bottleneck_sent_bytes"] * 8 / duration,
-        "retransmits": end["sum_sent"].get("retransmits"),
-        "bottleneck_dropped": res.get("bottleneck_dropped"),
-        # the named keys always (zero when absent), and every other TCP
-        # counter that moved, for later questions nobody asked yet
-        "counters": {**{k: v for k, v in counters.items()
-                        if k.startswith("Tcp") and v},
-                     **{k: counters.get(k, 0) for k in NSTAT_KEYS}},
-        "intervals": [{"t": round(iv["sum"]["end"], 2),
-                       "bps": iv["sum"]["bits_per_second"],
-                       "cwnd": iv["streams"][0].get("snd_cwnd"),
-                       "rtt_us": iv["streams"][0].get("rtt"),
-                       "retransmits": iv["sum"].get("retransmits")}
-                      for iv in res.get("intervals", [])],
-        "ss": rows,
-    }
+def goodput_bps(res, duration):
+    """Bytes the receiving application got over the receiver's own
+    elapsed time: iperf3 stops sending after -t seconds, and what was
+    still queued on the path arrives after that."""
+    got = res["end"]["sum_received"]
+    secs = got.get("seconds") or 0
+    return got["bytes"] * 8 / max(secs, duration)
 
 
-def metadata(topo, cc):
-    sc = topo.sc
-    keys = sorted(set(topo.profile.sender) | set(sc.sysctl) |
+def intervals(res):
+    """iperf3's per-second intervals: rate, cwnd, RTT, retransmissions."""
+    return [{"t": round(iv["sum"]["end"], 2),
+             "bps": iv["sum"]["bits_per_second"],
+             "cwnd": iv["streams"][0].get("snd_cwnd"),
+             "rtt_us": iv["streams"][0].get("rtt"),
+             "retransmits": iv["sum"].get("retransmits")}
+            for iv in res.get("intervals", [])]
+
+
+def sysctl_keys(topo):
+    """The sysctls a record reads back: the profile's, the scenario's, and
+    those that decide loss recovery whatever the profile says."""
+    return sorted(set(topo.profile.sender) | set(topo.profile.receiver) |
+                  set(topo.sc.sysctl) |
                   {"net.ipv4.tcp_recovery", "net.ipv4.tcp_dsack",
                    "net.ipv4.tcp_ecn", "net.ipv4.tcp_frto",
                    "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps",
-                   "net.ipv4.tcp_reordering"})
-    qd = topo.ex(topo.r1, ["tc", "qdisc", "show", "dev", "b"]).stdout
-    return {
-        "kernel": os.uname().release,
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "scenario": sc.describe(),
-        "profile": topo.profile.name,
-        "sysctl_sender": topo.read_sysctls(topo.snd[0], keys),
-        "sysctl_receiver": topo.read_sysctls(topo.rcv[0], keys),
-        "bottleneck_qdisc": qd.strip().splitlines(),
-        "module_params": module_params(cc),
-        "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True,
-                                 text=True).stdout.splitlines()[0],
-        "project": TOP,
-    }
+                   "net.ipv4.tcp_reordering", "net.ipv4.tcp_max_reordering",
+                   "net.ipv4.tcp_congestion_control"})

@@ -3,7 +3,6 @@
 
 import os
 import subprocess
-import sys
 import time
 
 import pytest
@@ -60,7 +59,7 @@ def parallel(flow, jobs, timeout=900):
     all are up, runs, and waits again before reading counters, so that the
     flows share the emulated CPU alike.  Results in job order; the first
     error is raised."""
-    from satnet.mix import together
+    from satnet.runner import together
 
     return together(lambda i, barrier, **kw:
                     flow(port=5201 + i, barrier=barrier, **kw), jobs, timeout)

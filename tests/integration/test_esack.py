@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Integration tests of the ESACK congestion module (tcp_esack/,
-docs/esack.md), and the seed 002 Fig. 1 experiment.
+docs/esack.md), with the rules of seed 002 Fig. 1 checked per recovery.
 
 Run inside tools/vm-run (make test), as root, after `make modules`.
 
@@ -9,7 +9,7 @@ Run inside tools/vm-run (make test), as root, after `make modules`.
           ssthresh lock 70 (the seed's initial ssthresh; it reaches the
           socket through the tcp_metrics cache, so the sender saves
           metrics and one short connection primes the cache)
- testbed/scenarios/leo-ber.toml (seed 002, Results and Discussion);
+ scenarios/leo-ber.toml (seed 002, Results and Discussion);
  profile "sack" (no RACK, no DSACK, no F-RTO): Linux reno there is the
  seed's SACK baseline.
 
@@ -17,14 +17,10 @@ The tests read cwnd per ACK from the tcp:tcp_probe tracepoint and the
 recovery states from tcp:tcp_cong_state_set, in a private tracefs
 instance, and ESACK's counters from `ss -ti` (dctcp:(...) fields).
 
-This file is also the experiment's driver and plotter:
-  tools/vm-run --timeout 900 -- python3 tests/integration/test_esack.py \\
-      fig1 -t 60 -o results/esack-fig1.json         (in the VM)
-  /usr/bin/python3 tests/integration/test_esack.py plot \\
-      results/esack-fig1.json docs/esack-cwnd.png   (matplotlib, host)
+The experiment itself (goodput of Fig. 1's variants, with their cwnd
+series) is `satnet run s002-fig1`.
 """
 
-import argparse
 import json
 import os
 import re
@@ -439,107 +435,6 @@ def fig1(variants, duration, ber):
                 "retransmits": r["end"]["sum_sent"].get("retransmits"),
             }
     return out
-
-
-# ---- command line: the experiment and its plot ----
-
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawTextHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    f = sub.add_parser("fig1", help="run in the VM: write traces as JSON")
-    f.add_argument("-t", "--duration", type=float, default=60)
-    f.add_argument("--ber", type=float, default=1e-7)
-    f.add_argument("-o", "--out", default="results/esack-fig1.json")
-    g = sub.add_parser("plot", help="on the host: JSON -> PNG")
-    g.add_argument("json")
-    g.add_argument("png")
-    a = p.parse_args(argv)
-    if a.cmd == "plot":
-        return plot(a.json, a.png)
-    from conftest import insmod
-    insmod(KO)
-    try:
-        runs = fig1([("ESACK", "esack", {"window_span": SPAN}),
-                     ("SACK (Linux reno)", "reno", {"window_span": SPAN}),
-                     ("ESACK, window_span=1", "esack", {"window_span": 1})],
-                    a.duration, a.ber)
-    finally:
-        unload()
-    meta = {"kernel": os.uname().release,
-            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": " ".join(["python3", os.path.relpath(
-                os.path.abspath(__file__), TOP)] + sys.argv[1:]),
-            "scenario": "leo-ber", "ber": a.ber, "duration_s": a.duration,
-            "mtu": MTU, "initial_ssthresh": INIT_SSTHRESH, "profile": "sack"}
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as fh:
-        json.dump({"meta": meta, "runs": runs}, fh)
-    for label, r in runs.items():
-        print("%-24s goodput %7.0f bit/s  diag %s" %
-              (label, r["goodput_bps"], r["diag"]))
-        for e in r["episodes"]:
-            print("   t=%6.2f %-8s cwnd %3d -> %3d (ssthresh %3d) "
-                  "ratio %.2f" % (e["t"] - r["probe"][0][0],
-                                  "RTO" if e["loss"] else "recovery",
-                                  e["cwnd_before"], e["cwnd_after"],
-                                  e["ssthresh_after"], e["ratio"]))
-    return 0
-
-
-def snd_ssthresh(probe):
-    """tcp_probe reports tcp_current_ssthresh(), max(ssthresh, 3/4 cwnd)
-    outside CWR/Recovery; keep the values that are ssthresh itself."""
-    out, last = [], None
-    for p in probe:
-        if last is None or p[2] > (p[1] >> 1) + (p[1] >> 2):
-            last = p[2]
-        out.append(min(last, 200))
-    return out
-
-
-def plot(src, png):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    data = json.load(open(src))
-    runs, meta = data["runs"], data["meta"]
-    fig, axes = plt.subplots(1, len(runs), figsize=(5.2 * len(runs), 4.2),
-                             sharey=True)
-    for ax, (label, r) in zip(axes, runs.items()):
-        t0 = r["probe"][0][0]
-        ts = [p[0] - t0 for p in r["probe"]]
-        ax.step(ts, [p[1] for p in r["probe"]], where="post", lw=0.9,
-                label="cwnd")
-        ax.step(ts, snd_ssthresh(r["probe"]), where="post", lw=0.8,
-                ls="--", label="ssthresh")
-        rules = esack_rules(r["episodes"], r["params"]["window_span"],
-                            r.get("undos", 0)) \
-            if r["cc"] == "esack" else []
-        for n, e in enumerate(r["episodes"]):
-            txt = "%.2f" % e["ratio"]
-            if n < len(rules):
-                if rules[n][0] == "undo":
-                    continue        # undone by the stack: no event
-                txt = "%s %s" % (rules[n][0], txt)
-            ax.annotate(txt, (e["t"] - t0, e["cwnd_before"]),
-                        textcoords="offset points", xytext=(0, 4),
-                        fontsize=6.5, ha="center")
-        ax.axhline(INIT_SSTHRESH, color="grey", lw=0.5)
-        ax.set_title(label, fontsize=10)
-        ax.set_xlabel("time (s)")
-        ax.set_ylim(0, 110)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("segments (%d-byte packets)" % meta["mtu"])
-    axes[0].legend(loc="upper right", fontsize=8)
-    fig.suptitle("seed 002 Fig. 1 on leo-ber: BER %g, initial ssthresh %d; "
-                 "labels: rule, cwnd after / before each recovery (%s, %s)" %
-                 (meta["ber"], meta["initial_ssthresh"], meta["kernel"],
-                  meta["date"][:10]), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    return 0
 
 
 # ---- tests ----
@@ -990,6 +885,3 @@ def test_survives_loss_reordering_undo_and_switching():
         r"WARNING|BUG|Oops|general protection|Call Trace", x)], new
     assert wait_refcnt_zero() == 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,14 +5,13 @@ reordering model, congestion-control selection."""
 import os
 import re
 import socket
-import subprocess
 import sys
 import time
 
 import pytest
 
 from satnet import measure
-from satnet.cli import load_cc
+from satnet.runner import load_cc
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import Topology, run
 

@@ -1,0 +1,330 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Experiment and variant files, and the points they expand to.
+
+docs/experiments.md gives every key.  An experiment is one figure or table
+of a seed: a scenario, variants, the seed's x-axis as a sweep, reps and
+durations for --quick and --full, what to plot, and the seed's claims.
+"""
+
+import glob
+import os
+import re
+import tomllib
+
+from .paths import EXPERIMENT_DIR, PROFILE_DIR, SCENARIO_DIR, VARIANTS_FILE
+from .scenario import ScenarioError, load_scenario
+
+MODES = ("quick", "full")
+METRICS = ("goodput", "goodput_share", "retrans_share", "timeouts", "jain",
+           "packets")
+EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
+            "variants", "mix", "profile", "scaled", "sweep", "quick", "full",
+            "plot", "claim")
+VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
+CLAIM_KEYS = ("id", "text", "source", "at", "metric", "ratio", "better",
+              "na", "tolerance", "why", "counters")
+NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+
+
+class ExperimentError(ValueError):
+    pass
+
+
+def _keys(d, where, allowed):
+    if not isinstance(d, dict):
+        raise ExperimentError("%s: expected a table" % where)
+    bad = sorted(set(d) - set(allowed))
+    if bad:
+        raise ExperimentError("%s: unknown key(s) %s (allowed: %s)" %
+                              (where, ", ".join(bad), ", ".join(allowed)))
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ExperimentError("%s: %s" % (path, e)) from None
+
+
+class Variant:
+    """One line of the catalogue: a congestion control on a sysctl profile,
+    with module parameters and scenario overrides."""
+
+    def __init__(self, name, d):
+        where = "variants.toml [%s]" % name
+        _keys(d, where, VARIANT_KEYS)
+        if not NAME.match(name):
+            raise ExperimentError("%s: names are lower case, digits, "
+                                  "'.' and '-'" % where)
+        if "cc" not in d:
+            raise ExperimentError("%s: needs cc" % where)
+        self.name = name
+        self.cc = d["cc"]
+        self.description = d.get("description", "")
+        self.source = d.get("source", "")
+        self.profile = d.get("profile")
+        self.params = d.get("params", {})
+        self.set = d.get("set", {})
+        for mod, ps in self.params.items():
+            _keys(ps, "%s params.%s" % (where, mod), list(ps))
+        if self.profile and not os.path.exists(
+                os.path.join(PROFILE_DIR, self.profile + ".toml")):
+            raise ExperimentError("%s: no profile %r" % (where, self.profile))
+
+
+def load_variants(path=VARIANTS_FILE):
+    return {name: Variant(name, d) for name, d in _read(path).items()}
+
+
+class Claim:
+    def __init__(self, d, exp):
+        where = "%s: claim %s" % (exp.name, d.get("id", "?"))
+        _keys(d, where, CLAIM_KEYS)
+        forms = [k for k in ("ratio", "better", "na") if k in d]
+        if len(forms) != 1 or "id" not in d or "text" not in d:
+            raise ExperimentError("%s: needs id, text and exactly one of "
+                                  "ratio, better, na" % where)
+        self.id, self.text = d["id"], d["text"]
+        self.source = d.get("source", exp.source)
+        self.form = forms[0]
+        self.spec = d[self.form]
+        self.at = d.get("at", {})
+        self.metric = d.get("metric", exp.metric)
+        self.tolerance = d.get("tolerance", 0.25)
+        self.why = d.get("why", "")
+        self.counters = d.get("counters", [])
+        if self.metric not in METRICS:
+            raise ExperimentError("%s: unknown metric %r" %
+                                  (where, self.metric))
+        names = self.variants()
+        unknown = [v for v in names if v not in exp.variants]
+        if unknown:
+            raise ExperimentError("%s: variants %s are not in the "
+                                  "experiment" % (where, unknown))
+        if self.at and exp.sweep is None:
+            raise ExperimentError("%s: 'at' needs a sweep" % where)
+        for k, v in self.at.items():
+            if k != exp.sweep["key"] or v not in exp.sweep["values"]:
+                raise ExperimentError("%s: at %s=%r is not a sweep point" %
+                                      (where, k, v))
+
+    def variants(self):
+        if self.form == "ratio":
+            return [self.spec["num"]] + list(self.spec["den"])
+        if self.form == "better":
+            return [self.spec["a"], self.spec["b"]]
+        return []
+
+
+class Experiment:
+    def __init__(self, d, path, variants):
+        self.path = path
+        self.name = d.get("name")
+        where = os.path.basename(path)
+        _keys(d, where, EXP_KEYS)
+        if self.name != os.path.basename(path)[:-5]:
+            raise ExperimentError("%s: name must equal the file name" % where)
+        for k in ("title", "source", "scenario"):
+            if k not in d:
+                raise ExperimentError("%s: needs %s" % (where, k))
+        self.title, self.source = d["title"], d["source"]
+        self.scenario = d["scenario"]
+        self.set = d.get("set", {})
+        self.sysctl = d.get("sysctl", {})
+        self.profile = d.get("profile")
+        self.scaled = d.get("scaled", "")
+        self.mix = d.get("mix")
+        if self.mix:
+            self.variants = list(self.mix)
+        else:
+            self.variants = list(d.get("variants", []))
+        if not self.variants:
+            raise ExperimentError("%s: needs variants or mix" % where)
+        missing = [v for v in self.variants if v not in variants]
+        if missing:
+            raise ExperimentError("%s: unknown variant(s) %s" %
+                                  (where, ", ".join(missing)))
+        self.catalogue = {v: variants[v] for v in self.variants}
+        self.sweep = d.get("sweep")
+        if self.sweep is not None:
+            _keys(self.sweep, where + " [sweep]",
+                  ("key", "values", "label", "scale"))
+            if not self.sweep.get("values"):
+                raise ExperimentError("%s: the sweep needs values" % where)
+        self.modes = {}
+        for m in MODES:
+            if m in d:
+                self.modes[m] = self._mode(d[m], "%s [%s]" % (where, m))
+        if "full" not in self.modes:
+            raise ExperimentError("%s: needs a [full] table" % where)
+        plot = d.get("plot", {})
+        _keys(plot, where + " [plot]", ("y", "label"))
+        self.metric = plot.get("y", "goodput")
+        self.ylabel = plot.get("label", "goodput (Mbit/s)")
+        if self.metric not in METRICS:
+            raise ExperimentError("%s: unknown metric %r" %
+                                  (where, self.metric))
+        self.claims = [Claim(c, self) for c in d.get("claim", [])]
+        self.check_scenario()
+
+    def _mode(self, m, where):
+        _keys(m, where, ("reps", "duration_s", "values", "variants"))
+        if not isinstance(m.get("reps"), int) or m["reps"] < 1:
+            raise ExperimentError("%s: reps must be a positive integer" %
+                                  where)
+        if not m.get("duration_s", 0) > 0:
+            raise ExperimentError("%s: duration_s must be positive" % where)
+        for v in m.get("variants", []):
+            if v not in self.variants:
+                raise ExperimentError("%s: variant %s is not in the "
+                                      "experiment" % (where, v))
+        for v in m.get("values", []):
+            if self.sweep is None or v not in self.sweep["values"]:
+                raise ExperimentError("%s: value %r is not a sweep value" %
+                                      (where, v))
+        return m
+
+    def check_scenario(self):
+        """Load the scenario with every variant and sweep value, so that a
+        bad key fails here and not an hour into a run."""
+        if not os.path.exists(os.path.join(SCENARIO_DIR,
+                                           self.scenario + ".toml")):
+            raise ExperimentError("%s: no scenario %r" %
+                                  (self.name, self.scenario))
+        for point in self.sweep_points(None):
+            for v in self.variants:
+                try:
+                    self.scenario_for(v, point, 10)
+                except ScenarioError as e:
+                    raise ExperimentError("%s: %s %s: %s" %
+                                          (self.name, v, point, e)) from None
+
+    def sweep_points(self, mode):
+        if self.sweep is None:
+            return [{}]
+        vals = self.modes.get(mode, {}).get("values") or self.sweep["values"]
+        return [{self.sweep["key"]: v} for v in vals]
+
+    def overrides(self, variant, point, duration):
+        """Scenario overrides, in order: experiment, variant(s), point."""
+        over = dict(self.set)
+        names = [variant] if variant != "mix" else self.variants
+        for v in names:
+            over.update(self.catalogue[v].set)
+        over.update(point)
+        over["run.duration_s"] = duration
+        if self.mix:
+            over["run.pairs"] = sum(self.mix.values())
+        return over
+
+    def scenario_for(self, variant, point, duration):
+        sc = load_scenario(self.scenario,
+                           self.overrides(variant, point, duration))
+        sc.sysctl = {**sc.sysctl, **self.sysctl}
+        return sc
+
+    def profile_for(self, variant, sc):
+        if variant == "mix":
+            return self.profile or sc.profile
+        return self.catalogue[variant].profile or self.profile or sc.profile
+
+    def flows(self, variant):
+        """The variants of the flows of one run."""
+        if variant != "mix":
+            return [variant]
+        return [v for v, n in self.mix.items() for _ in range(n)]
+
+    def points(self, mode, reps=None, variants=None, duration=None):
+        """Every Point of a mode, repetition-major so that the first
+        results cover every variant."""
+        m = self.modes.get(mode) or self.modes["full"]
+        reps = reps or m["reps"]
+        duration = duration or m["duration_s"]
+        if self.mix:
+            names = ["mix"]
+        else:
+            names = variants or m.get("variants") or self.variants
+        return [Point(self, mode, v, sp, rep, duration)
+                for rep in range(reps)
+                for sp in self.sweep_points(mode)
+                for v in names]
+
+
+class Point:
+    """One run: experiment, mode, variant (or "mix"), sweep point, rep."""
+
+    def __init__(self, exp, mode, variant, point, rep, duration):
+        self.exp, self.mode, self.variant = exp, mode, variant
+        self.point, self.rep, self.duration = point, rep, duration
+
+    def key(self):
+        return point_key(self.point)
+
+    def relpath(self):
+        return os.path.join(self.exp.name, self.mode, self.variant,
+                            "%s-rep%d.json" % (self.key(), self.rep))
+
+    def params(self):
+        """Module parameters every flow's variant needs: {module: {p: v}}."""
+        out = {}
+        for v in set(self.exp.flows(self.variant)):
+            for mod, ps in self.exp.catalogue[v].params.items():
+                for p, val in ps.items():
+                    have = out.setdefault(mod, {}).setdefault(p, val)
+                    if have != val:
+                        raise ExperimentError(
+                            "%s: the mix needs %s.%s both %r and %r" %
+                            (self.exp.name, mod, p, have, val))
+        return out
+
+    def __str__(self):
+        return "%s %s %s rep %d" % (self.exp.name, self.variant,
+                                    self.key(), self.rep)
+
+
+def point_key(point):
+    if not point:
+        return "base"
+    return ",".join("%s=%s" % (k, re.sub(r"[^A-Za-z0-9.+-]", "_", str(v)))
+                    for k, v in sorted(point.items()))
+
+
+def load_experiment(name, variants=None):
+    variants = variants or load_variants()
+    path = name if name.endswith(".toml") else \
+        os.path.join(EXPERIMENT_DIR, name + ".toml")
+    if not os.path.exists(path):
+        raise ExperimentError("no experiment %r (satnet list shows them)" %
+                              name)
+    return Experiment(_read(path), path, variants)
+
+
+def load_all(variants=None):
+    variants = variants or load_variants()
+    return [load_experiment(p, variants) for p in
+            sorted(glob.glob(os.path.join(EXPERIMENT_DIR, "*.toml")))]
+
+
+def parse_point(items, exp):
+    """--point KEY=V: values of the sweep key, or 'variant=NAME'."""
+    point, variants = {}, []
+    for it in items:
+        key, _, val = it.partition("=")
+        if key == "variant":
+            variants.append(val)
+            continue
+        try:
+            val = tomllib.loads("v = " + val)["v"]
+        except tomllib.TOMLDecodeError:
+            pass
+        if exp.sweep is None or key != exp.sweep["key"]:
+            raise ExperimentError("%s: --point %s: the sweep key is %s" %
+                                  (exp.name, key, exp.sweep and
+                                   exp.sweep["key"]))
+        point[key] = val
+    for v in variants:
+        if v not in exp.variants and not (exp.mix and v == "mix"):
+            raise ExperimentError("%s: no variant %r here (%s)" %
+                                  (exp.name, v, ", ".join(exp.variants)))
+    return point, variants

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The run record: one versioned JSON file per run (docs/experiments.md).
+
+Every run, single-flow or mixed, writes the same shape; `summary` holds
+the metrics the report uses, computed once here.
+"""
+
+import glob
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from .paths import RESULTS_DIR, TOP
+from .topo import OWN_MODULES
+
+SCHEMA = "satnet.run/1"
+REQUIRED = ("schema", "experiment", "mode", "variant", "point", "rep",
+            "meta", "flows", "bottleneck", "host", "selfcheck", "summary")
+
+
+def git_state():
+    """Commit and dirty flag of the checkout that made the run.  Build
+    products and results do not count as dirty."""
+    def git(*args):
+        return subprocess.run(["git", "-c", "safe.directory=*", "-C", TOP] +
+                              list(args), capture_output=True, text=True)
+    head = git("rev-parse", "HEAD")
+    if head.returncode:
+        return {"commit": None, "dirty": None}
+    st = git("status", "--porcelain", "--untracked-files=no", "--",
+             ".", ":!results")
+    return {"commit": head.stdout.strip(), "dirty": bool(st.stdout.strip())}
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def project_modules():
+    """srcversion and parameters of every project module loaded."""
+    out = {}
+    for m in OWN_MODULES:
+        d = "/sys/module/" + m
+        if not os.path.isdir(d):
+            continue
+        pdir = os.path.join(d, "parameters")
+        params = {p: _read(os.path.join(pdir, p))
+                  for p in sorted(os.listdir(pdir))} \
+            if os.path.isdir(pdir) else {}
+        out[m] = {"srcversion": _read(os.path.join(d, "srcversion")),
+                  "parameters": params}
+    return out
+
+
+def iperf3_version():
+    r = subprocess.run(["iperf3", "--version"], capture_output=True,
+                       text=True)
+    return (r.stdout.splitlines() or ["?"])[0]
+
+
+def base_meta(width):
+    return {"git": git_state(), "modules": project_modules(),
+            "kernel": os.uname().release,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "host": socket.gethostname(),
+            "command": " ".join(["satnet"] + sys.argv[1:]),
+            "iperf3": iperf3_version(), "width": width}
+
+
+def diff_counters(before, after):
+    """after - before for every counter that moved."""
+    return {k: v - before.get(k, 0) for k, v in after.items()
+            if isinstance(v, (int, float)) and v != before.get(k, 0)}
+
+
+def jain(xs):
+    """Jain's fairness index: 1 when all equal, 1/n when one takes all."""
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) \
+        else None
+
+
+def summarize(rec, rate_bps, mss):
+    """The metrics of docs/experiments.md, per variant of the run (each
+    flow has its own sender namespace, so its own counters)."""
+    flows = rec["flows"]
+    out = {}
+    for v in dict.fromkeys(f["variant"] for f in flows):
+        fs = [f for f in flows if f["variant"] == v]
+        g = sum(f["goodput_bps"] for f in fs) / len(fs)
+        sent = sum(f["counters"].get("TcpOutSegs", 0) for f in fs)
+        rtx = sum(f["counters"].get("TcpRetransSegs", 0) for f in fs)
+        out[v] = {"goodput": g / 1e6, "goodput_share": g / rate_bps,
+                  "packets": sum(f["bytes"] for f in fs) / len(fs) / mss,
+                  "retrans_share": rtx / sent if sent else None,
+                  "timeouts": sum(f["counters"].get("TcpExtTCPTimeouts", 0)
+                                  for f in fs) / len(fs),
+                  "flows": len(fs)}
+    j = jain([f["goodput_bps"] for f in flows])
+    for v in out.values():
+        v["jain"] = j
+    return {"variants": out,
+            "goodput_bps": sum(f["goodput_bps"] for f in flows), "jain": j}
+
+
+def write(rec, path):
+    """Atomically, so that an interrupted run leaves no half record."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(rec, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def problems(rec):
+    """What makes a record unusable, as text (empty: fine)."""
+    if not isinstance(rec, dict):
+        return ["not a JSON object"]
+    missing = [k for k in REQUIRED if k not in rec]
+    if missing:
+        return ["missing " + ", ".join(missing)]
+    if rec["schema"] != SCHEMA:
+        return ["schema %r, expected %r" % (rec["schema"], SCHEMA)]
+    if not rec["flows"]:
+        return ["no flows"]
+    return []
+
+
+def load(path):
+    with open(path) as f:
+        rec = json.load(f)
+    bad = problems(rec)
+    if bad:
+        raise ValueError("%s: %s" % (path, "; ".join(bad)))
+    rec["_path"] = path
+    return rec
+
+
+def load_all(results=RESULTS_DIR, experiments=None, warn=print):
+    """Every record under results/, optionally of some experiments only.
+    A file that is not a record is reported and skipped."""
+    recs = []
+    for path in sorted(glob.glob(os.path.join(results, "*", "*", "*",
+                                              "*.json"))):
+        exp = os.path.relpath(path, results).split(os.sep)[0]
+        if experiments and exp not in experiments:
+            continue
+        try:
+            recs.append(load(path))
+        except (OSError, ValueError) as e:
+            warn("satnet: skipping %s" % e)
+    return recs

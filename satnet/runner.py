@@ -1,0 +1,313 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The one runner: a point is a fresh topology, a self-check, one iperf3
+flow per sender/receiver pair (all started together), probes beside them,
+and a record.  Several points run at once, each in its own namespaces.
+
+Module parameters are global to the kernel, so two points whose variants
+need different values of one parameter never run at the same time
+(ParamGate).  Topology setup is serialised: it saturates an emulated CPU.
+"""
+
+import contextlib
+import json
+import os
+import queue
+import re
+import threading
+import time
+
+from . import measure, record
+from .measure import SelfCheckError
+from .paths import RESULTS_DIR
+from .scenario import load_profile
+from .topo import Topology, modprobe
+
+SELF_CHECK_ATTEMPTS = 3
+PROC_FILES = ("rn_sender", "rn_host")
+
+
+def load_cc(cc):
+    """Built-in algorithms need nothing; the others are modules."""
+    if cc not in ("reno", "cubic"):
+        modprobe("tcp_" + cc)
+
+
+def load_modules(pt):
+    """Every flow's congestion control, and the modules whose parameters
+    the variants set."""
+    for v in set(pt.exp.flows(pt.variant)):
+        load_cc(pt.exp.catalogue[v].cc)
+    modprobe(*pt.params())
+
+
+class ParamGate:
+    """Points run together only when the module parameters they need
+    agree.  acquire() blocks until no running point needs another value
+    of a parameter this point sets, then writes the values."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.held = {}               # (module, param) -> [value, users]
+
+    def _free(self, params):
+        return all(self.held.get((m, p), [v])[0] == v
+                   for m, ps in params.items() for p, v in ps.items())
+
+    @contextlib.contextmanager
+    def hold(self, params):
+        with self.cond:
+            self.cond.wait_for(lambda: self._free(params))
+            for m, ps in params.items():
+                for p, v in ps.items():
+                    if (m, p) not in self.held:
+                        set_param(m, p, v)
+                        self.held[(m, p)] = [v, 0]
+                    self.held[(m, p)][1] += 1
+        try:
+            yield
+        finally:
+            with self.cond:
+                for m, ps in params.items():
+                    for p in ps:
+                        self.held[(m, p)][1] -= 1
+                        if not self.held[(m, p)][1]:
+                            del self.held[(m, p)]
+                self.cond.notify_all()
+
+
+def set_param(module, param, value):
+    if isinstance(value, bool):
+        value = int(value)
+    path = "/sys/module/%s/parameters/%s" % (module, param)
+    try:
+        with open(path, "w") as f:
+            f.write("%s\n" % value)
+    except OSError as e:
+        raise RuntimeError("cannot set %s.%s=%s: %s" %
+                           (module, param, value, e)) from None
+
+
+def bottleneck_json(topo):
+    """`tc -s -j qdisc show` of the bottleneck (R1's egress b)."""
+    out = topo.ex(topo.r1, ["tc", "-s", "-j", "qdisc", "show", "dev",
+                            "b"]).stdout
+    return json.loads(out or "[]")
+
+
+# Levels, not counters: their difference over a run means nothing.
+GAUGES = {"refcnt", "backlog", "qlen", "records", "flows", "record_bytes",
+          "handle", "parent"}
+
+
+def qdisc_totals(qdiscs):
+    """Sum of every counter over the bottleneck's qdiscs, by kind, e.g.
+    {"htb.drops": 0, "epdn.overflow_drops": 3}."""
+    out = {}
+    for q in qdiscs:
+        for k, v in q.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) \
+                    and k not in GAUGES:
+                key = "%s.%s" % (q.get("kind"), k)
+                out[key] = out.get(key, 0) + v
+        for k, v in (q.get("xstats") or {}).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) \
+                    and k not in GAUGES:
+                key = "%s.xstats.%s" % (q.get("kind"), k)
+                out[key] = out.get(key, 0) + v
+    return out
+
+
+PROC_LINE = re.compile(r"^\s*([A-Za-z_][\w]*)\s*[:=]?\s+(-?\d+)\s*$")
+
+
+def proc_counters(topo, ns):
+    """/proc/net/rn_sender and rn_host of a namespace, as name -> value
+    (lines 'name value' or 'name: value'); absent files are skipped."""
+    out = {}
+    for name in PROC_FILES:
+        r = topo.ex(ns, ["cat", "/proc/net/" + name], check=False)
+        if r.returncode:
+            continue
+        for line in r.stdout.splitlines():
+            m = PROC_LINE.match(line)
+            if m:
+                out["%s.%s" % (name, m.group(1))] = int(m.group(2))
+    return out
+
+
+def _sum(dicts):
+    out = {}
+    for d in dicts:
+        for k, v in d.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def _flow(topo, i, barrier, cc, duration):
+    barrier.wait()
+    res, rows = measure.iperf3_run(topo, cc, duration, i=i, port=5201 + i,
+                                   bottleneck=False)
+    end = res["end"]
+    got = end["sum_received"]["bytes"]
+    return {"cc": cc, "goodput_bps": measure.goodput_bps(res, duration),
+            "bytes": got,
+            "retransmits": end["sum_sent"].get("retransmits"),
+            "intervals": measure.intervals(res), "ss": rows}
+
+
+def together(fn, jobs, timeout=900):
+    """fn(i, barrier, **job) for every job, each in its own thread; the
+    barrier lets them start together.  Results in job order; the first
+    error is raised, after aborting the barrier so that no thread waits
+    for a party that failed."""
+    out, errs = [None] * len(jobs), []
+    barrier = threading.Barrier(len(jobs), timeout=timeout)
+
+    def work(i, kw):
+        try:
+            out[i] = fn(i, barrier, **kw)
+        except BaseException as e:          # reported below
+            errs.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=work, args=(i, kw))
+               for i, kw in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errs:
+        raise errs[0]
+    return out
+
+
+def snapshot(topo):
+    return {"qdisc": bottleneck_json(topo),
+            "snd": [measure.nstat(topo, ns) for ns in topo.snd],
+            "rcv": [measure.nstat(topo, ns) for ns in topo.rcv],
+            "proc_snd": _sum(proc_counters(topo, ns) for ns in topo.snd),
+            "proc_rcv": _sum(proc_counters(topo, ns) for ns in topo.rcv)}
+
+
+def measure_point(pt, topo, check):
+    """The flows of one point on a topology that passed its self-check."""
+    variants = pt.exp.flows(pt.variant)
+    ccs = [pt.exp.catalogue[v].cc for v in variants]
+    before = snapshot(topo)
+    flows = together(lambda i, barrier, cc: _flow(topo, i, barrier, cc,
+                                                  pt.duration),
+                     [{"cc": cc} for cc in ccs])
+    after = snapshot(topo)
+    for i, (f, v) in enumerate(zip(flows, variants)):
+        f["variant"] = v
+        f["counters"] = record.diff_counters(before["snd"][i],
+                                             after["snd"][i])
+    q0, q1 = qdisc_totals(before["qdisc"]), qdisc_totals(after["qdisc"])
+    return {
+        "flows": flows,
+        "bottleneck": {"before": before["qdisc"], "after": after["qdisc"],
+                       "delta": record.diff_counters(q0, q1)},
+        "host": {
+            "nstat_sender": _sum(f["counters"] for f in flows),
+            "nstat_receiver": _sum(record.diff_counters(b, a) for b, a in
+                                   zip(before["rcv"], after["rcv"])),
+            "proc_sender": record.diff_counters(before["proc_snd"],
+                                                after["proc_snd"]),
+            "proc_receiver": record.diff_counters(before["proc_rcv"],
+                                                  after["proc_rcv"])},
+        "selfcheck": check,
+    }
+
+
+def run_point(pt, width=1, tag=None, setup_lock=None):
+    """One point, on a fresh topology; a failed self-check (the emulated
+    machine was too busy to keep time) is retried on a fresh one."""
+    sc = pt.exp.scenario_for(pt.variant, pt.point, pt.duration)
+    profile = load_profile(pt.exp.profile_for(pt.variant, sc))
+    for n in range(SELF_CHECK_ATTEMPTS):
+        try:
+            with contextlib.ExitStack() as stack:
+                with setup_lock or contextlib.nullcontext():
+                    topo = stack.enter_context(
+                        Topology(sc, profile, tag="%s%d" % (tag or "p", n)))
+                    check = measure.self_check(topo)
+                    keys = measure.sysctl_keys(topo)
+                    sysctl = {"sender": topo.read_sysctls(topo.snd[0], keys),
+                              "receiver": topo.read_sysctls(topo.rcv[0],
+                                                            keys)}
+                check["attempts"] = n + 1
+                body = measure_point(pt, topo, check)
+            break
+        except SelfCheckError as e:
+            last = e
+    else:
+        raise last
+    meta = record.base_meta(width)
+    meta.update(scenario=sc.describe(), profile=profile.name, sysctl=sysctl,
+                duration_s=pt.duration)
+    rec = {"schema": record.SCHEMA, "experiment": pt.exp.name,
+           "mode": pt.mode, "variant": pt.variant, "point": pt.point,
+           "rep": pt.rep, "meta": meta, **body}
+    rec["summary"] = record.summarize(rec, sc.rate_bps, sc.mss or 1448)
+    return rec
+
+
+def stored(pt, results=RESULTS_DIR):
+    return os.path.exists(os.path.join(results, pt.relpath()))
+
+
+class Runner:
+    """Runs points `width` at a time and writes each record as it ends.
+    Stored points are skipped, so an interrupted run resumes."""
+
+    def __init__(self, width=3, results=RESULTS_DIR, progress=None,
+                 log=print):
+        self.width, self.results = width, results
+        self.gate, self.setup = ParamGate(), threading.Lock()
+        self.progress, self.log = progress, log
+        self.errors = []
+
+    def run(self, points):
+        todo = [p for p in points if not stored(p, self.results)]
+        # a mix runs alone: its flows need every CPU cycle
+        singles = [p for p in todo if p.variant != "mix"]
+        mixes = [p for p in todo if p.variant == "mix"]
+        self._parallel(singles, self.width)
+        self._parallel(mixes, 1)
+        return len(todo)
+
+    def _parallel(self, points, width):
+        jobs = queue.Queue()
+        for p in points:
+            jobs.put(p)
+        threads = [threading.Thread(target=self._worker, args=(jobs, w,
+                                                               width))
+                   for w in range(min(width, len(points)))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def _worker(self, jobs, wid, width):
+        while True:
+            try:
+                pt = jobs.get_nowait()
+            except queue.Empty:
+                return
+            t0 = time.monotonic()
+            try:
+                load_modules(pt)
+                with self.gate.hold(pt.params()):
+                    rec = run_point(pt, width, "%d%d-" % (os.getpid() % 100,
+                                                          wid), self.setup)
+                rec["meta"]["wall_s"] = round(time.monotonic() - t0, 1)
+                record.write(rec, os.path.join(self.results, pt.relpath()))
+                s = rec["summary"]
+                self.log("%s: goodput %.3f Mbit/s, jain %s" %
+                         (pt, s["goodput_bps"] / 1e6,
+                          "%.2f" % s["jain"] if s["jain"] else "-"))
+            except Exception as e:       # report, keep the others going
+                self.errors.append("%s: %s" % (pt, e))
+                self.log("%s: FAILED: %s" % (pt, e))
+            if self.progress:
+                self.progress.update(1)
