@@ -146,6 +146,9 @@ class Experiment:
             raise ExperimentError("%s: unknown variant(s) %s" %
                                   (where, ", ".join(missing)))
         self.catalogue = {v: variants[v] for v in self.variants}
+        self.base_qdisc = load_scenario(self.scenario).qdisc \
+            if os.path.exists(os.path.join(SCENARIO_DIR,
+                                           self.scenario + ".toml")) else None
         self.sweep = d.get("sweep")
         if self.sweep is not None:
             _keys(self.sweep, where + " [sweep]",
@@ -207,11 +210,16 @@ class Experiment:
         return [{self.sweep["key"]: v} for v in vals]
 
     def overrides(self, variant, point, duration):
-        """Scenario overrides, in order: experiment, variant(s), point."""
+        """Scenario overrides, in order: experiment, variant(s), point.
+        A variant that needs an epdn bottleneck on a RED/ECN path gets
+        epdn with the same RED marking (bottleneck.epdn_red)."""
         over = dict(self.set)
         names = [variant] if variant != "mix" else self.variants
         for v in names:
             over.update(self.catalogue[v].set)
+        if over.get("bottleneck.qdisc") == "epdn" and \
+                self.set.get("bottleneck.qdisc", self.base_qdisc) == "red":
+            over["bottleneck.epdn_red"] = True
         over.update(point)
         over["run.duration_s"] = duration
         if self.mix:
@@ -219,9 +227,14 @@ class Experiment:
         return over
 
     def scenario_for(self, variant, point, duration):
+        """The scenario of one run.  On a RED/ECN path every variant
+        negotiates ECN (the seeds mark on all routers), whatever its
+        profile says, unless the experiment's sysctl table says otherwise."""
         sc = load_scenario(self.scenario,
                            self.overrides(variant, point, duration))
-        sc.sysctl = {**sc.sysctl, **self.sysctl}
+        ecn = {"net.ipv4.tcp_ecn": 1} if self.set.get(
+            "bottleneck.qdisc", self.base_qdisc) == "red" else {}
+        sc.sysctl = {**sc.sysctl, **ecn, **self.sysctl}
         return sc
 
     def profile_for(self, variant, sc):
@@ -300,10 +313,10 @@ def load_experiment(name, variants=None):
     return Experiment(_read(path), path, variants)
 
 
-def load_all(variants=None):
+def load_all(variants=None, folder=EXPERIMENT_DIR):
     variants = variants or load_variants()
     return [load_experiment(p, variants) for p in
-            sorted(glob.glob(os.path.join(EXPERIMENT_DIR, "*.toml")))]
+            sorted(glob.glob(os.path.join(folder, "*.toml")))]
 
 
 def parse_point(items, exp):

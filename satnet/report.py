@@ -9,7 +9,7 @@ import os
 
 from . import stats
 from .experiment import load_all, point_key
-from .paths import TOP
+from .paths import EXPERIMENT_DIR, TOP
 from .record import load_all as load_records
 
 MODE_ORDER = ("full", "quick", "point", "legacy")
@@ -284,12 +284,13 @@ def other_records(recs, known):
 
 
 def build(names=None, md=None, figdir=None, results=None, command=None,
-          warn=print):
+          warn=print, experiments=EXPERIMENT_DIR):
     """Rebuild the report; returns the markdown path."""
     md = md or os.path.join(TOP, "docs", "results.md")
     figdir = figdir or os.path.join(os.path.dirname(md), "results")
     os.makedirs(figdir, exist_ok=True)
-    exps = [e for e in load_all() if not names or e.name in names]
+    exps = [e for e in load_all(folder=experiments)
+            if not names or e.name in names]
     kw = {"results": results} if results else {}
     recs = load_records(experiments=names, warn=warn, **kw)
     by_exp = {}

@@ -126,7 +126,7 @@ class Scenario:
         b = d.get("bottleneck", {})
         _check_keys(b, "bottleneck", ("rate_mbit", "qdisc", "limit",
                                       "epdn", "red", "epdn_domain",
-                                      "burst_bytes"))
+                                      "epdn_red", "burst_bytes"))
         self.rate_bps = _positive(b.get("rate_mbit", 0),
                                   "bottleneck.rate_mbit", False) * 1e6
         if self.rate_bps > ACCESS_RATE_BPS:
@@ -151,6 +151,12 @@ class Scenario:
             raise ScenarioError("bottleneck.epdn_domain needs "
                                 "bottleneck.qdisc = \"epdn\"")
         self.red = b.get("red", {})
+        # an epdn bottleneck standing in for a RED/ECN one marks as it would
+        self.epdn_red = b.get("epdn_red", False)
+        if self.epdn_red not in (True, False) or \
+                (self.epdn_red and self.qdisc != "epdn"):
+            raise ScenarioError("bottleneck.epdn_red is true or false, and "
+                                "needs bottleneck.qdisc = \"epdn\"")
         self.fwd = Direction(d.get("forward", {}), "forward", 1500)
         self.ack = Direction(d.get("ack", {}), "ack", ACK_BYTES,
                              self.fwd.delay_ms)

@@ -308,14 +308,26 @@ class Topology:
         elif sc.qdisc == "red":
             lines.append(child + self.red_args(limit))
         else:
-            lines.append(child + "epdn limit %d %s" % (limit, sc.epdn_args))
+            lines.append(child + "epdn limit %d %s%s" %
+                         (limit, sc.epdn_args, self.epdn_red_args()))
         return lines
 
-    def red_args(self, limit):
+    def red_params(self):
         """ns-2's RED defaults (the seeds give none): thresholds 5 and 15
-        packets, max_p 0.1, with ECN marking."""
-        pkt = self.sc.fwd.packet_bytes
-        red = {"min": 5, "max": 15, "probability": 0.1, **self.sc.red}
+        packets, max_p 0.1; bottleneck.red overrides them."""
+        return {"min": 5, "max": 15, "probability": 0.1, **self.sc.red}
+
+    def epdn_red_args(self):
+        """The same RED, with ECN, inside an epdn qdisc (bytes)."""
+        if not self.sc.epdn_red:
+            return ""
+        pkt, red = self.sc.fwd.packet_bytes, self.red_params()
+        return " red min %d max %d probability %g ecn" % (
+            red["min"] * pkt, red["max"] * pkt, red["probability"])
+
+    def red_args(self, limit):
+        """RED with ECN marking."""
+        pkt, red = self.sc.fwd.packet_bytes, self.red_params()
         return ("red limit %d min %d max %d avpkt %d burst %d "
                 "probability %g bandwidth %dbit ecn" %
                 (max(limit, red["max"] * 2) * pkt, red["min"] * pkt,

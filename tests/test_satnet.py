@@ -1,0 +1,332 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of satnet: experiment files, the record schema, statistics,
+the report (from records of real runs) and the command line.  No root."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from satnet import experiment as xp
+from satnet import record, report, stats
+from satnet.paths import EXPERIMENT_DIR, TOP
+
+FIX = os.path.join(TOP, "tests", "fixtures")
+FIX_EXP = os.path.join(FIX, "experiments")
+FIX_RESULTS = os.path.join(FIX, "results")
+
+
+# ---- experiment files -------------------------------------------------------
+
+def test_every_experiment_loads():
+    """Every file in experiments/ names existing scenarios, variants and
+    profiles, and every sweep value makes a valid scenario (checked on
+    load, for every variant)."""
+    exps = xp.load_all()
+    assert len(exps) >= 20
+    ids = [c.id for e in exps for c in e.claims]
+    assert len(ids) == len(set(ids)), "claim ids must be unique"
+    seeds = {e.source.split()[1] for e in exps if "quick" in e.modes}
+    assert {"000", "001", "002", "003", "004"} <= seeds, seeds
+
+
+def test_every_variant_loads():
+    vs = xp.load_variants()
+    assert {"cubic", "bbr", "hybla", "westwood", "reno", "tcp-r",
+            "rn-epdnv2", "rn-epdnv3", "rn-es", "esack", "sack",
+            "dsack-r", "rr-tcp"} <= set(vs)
+
+
+def write_exp(tmp_path, text, name="t1"):
+    p = tmp_path / (name + ".toml")
+    p.write_text(text)
+    return str(p)
+
+
+BASE = '''name = "t1"
+title = "t"
+source = "seed 000 §1"
+scenario = "geo"
+variants = ["reno", "tcp-r"]
+[sweep]
+key = "forward.reorder.mean_ms"
+values = [300, 600]
+[full]
+reps = 2
+duration_s = 10
+'''
+
+
+@pytest.mark.parametrize("extra, words", [
+    ('colour = "red"\n', "unknown key"),
+    ('[quick]\nreps = 0\nduration_s = 5\n', "reps"),
+    ('[quick]\nreps = 1\nduration_s = 5\nvalues = [450]\n',
+     "not a sweep value"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nat = { "forward.reorder.mean_ms" '
+     '= 450 }\nbetter = { a = "reno", b = "tcp-r" }\n', "not a sweep point"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nbetter = { a = "bbr", b = "reno" }\n',
+     "not in the experiment"),
+    ('[[claim]]\nid = "c"\ntext = "x"\n', "exactly one of"),
+])
+def test_bad_experiment_is_refused(tmp_path, extra, words):
+    with pytest.raises(xp.ExperimentError, match=words):
+        xp.load_experiment(write_exp(tmp_path, BASE + extra))
+
+
+def test_bad_variant_and_scenario_key_are_refused(tmp_path):
+    with pytest.raises(xp.ExperimentError, match="unknown variant"):
+        xp.load_experiment(write_exp(tmp_path, BASE.replace(
+            '"tcp-r"]', '"tcp-x"]')))
+    with pytest.raises(xp.ExperimentError, match="t1"):
+        xp.load_experiment(write_exp(tmp_path, BASE.replace(
+            "forward.reorder.mean_ms", "forward.colour")))
+
+
+def test_points_expand_rep_major_with_overrides(tmp_path):
+    exp = xp.load_experiment(write_exp(tmp_path, BASE))
+    pts = exp.points("full")
+    assert len(pts) == 2 * 2 * 2
+    assert [p.rep for p in pts] == [0] * 4 + [1] * 4
+    r = [p for p in pts if p.variant == "tcp-r"][0]
+    assert r.relpath() == os.path.join(
+        "t1", "full", "tcp-r", "forward.reorder.mean_ms=300-rep0.json")
+    sc = exp.scenario_for("tcp-r", r.point, 10)
+    assert sc.qdisc == "epdn" and sc.epdn_domain       # the variant's set
+    assert sc.fwd.reorder.mean_ms == 300               # the sweep wins
+    assert sc.duration_s == 10
+    assert exp.profile_for("reno", sc) == "linux"
+
+
+def test_mix_points_and_params(tmp_path):
+    text = BASE.replace('variants = ["reno", "tcp-r"]',
+                        'mix = { "tcp-r" = 2, "rn-epdnv3" = 1 }')
+    exp = xp.load_experiment(write_exp(tmp_path, text))
+    pts = exp.points("full")
+    assert {p.variant for p in pts} == {"mix"}
+    assert exp.flows("mix") == ["tcp-r", "tcp-r", "rn-epdnv3"]
+    assert pts[0].params() == {"tcp_rn": {"es": 0}}
+    assert exp.scenario_for("mix", {}, 10).pairs == 3
+
+
+def test_parse_point(tmp_path):
+    exp = xp.load_experiment(write_exp(tmp_path, BASE))
+    assert xp.parse_point(["forward.reorder.mean_ms=600", "variant=reno"],
+                          exp) == ({"forward.reorder.mean_ms": 600},
+                                   ["reno"])
+    with pytest.raises(xp.ExperimentError, match="sweep key"):
+        xp.parse_point(["forward.ber=1"], exp)
+    with pytest.raises(xp.ExperimentError, match="no variant"):
+        xp.parse_point(["variant=bbr"], exp)
+
+
+# ---- statistics --------------------------------------------------------------
+
+def test_estimate_matches_student_t():
+    e = stats.Estimate([1.0, 2.0, 3.0, 4.0])
+    # mean 2.5, sd 1.2910, sem 0.6455, t(0.975, 3) = 3.1824
+    assert e.mean == 2.5 and e.n == 4
+    assert abs(e.half - 2.0542) < 1e-3
+    one = stats.Estimate([5.0, None])
+    assert one.n == 1 and one.half is None and "n=1" in one.fmt()
+    assert stats.Estimate([]).fmt() == "–"
+
+
+def test_ratio_and_verdicts():
+    a, b = stats.Estimate([3.0, 3.2, 2.8]), stats.Estimate([1.0, 1.1, 0.9])
+    r = stats.Ratio(a, b)
+    assert abs(r.value - 3.0) < 1e-9 and r.lo < 3 < r.hi
+    assert stats.verdict_ratio(r, 3.0, 0.25) == "holds"
+    assert stats.verdict_ratio(r, 10.0, 0.25) == "partly holds"
+    assert stats.verdict_ratio(stats.Ratio(b, a), 3.0, 0.25) == "fails"
+    assert stats.verdict_ratio(stats.Ratio(b, a), 0.33, 0.25) == "holds"
+    assert stats.verdict_better(a, b) == "holds"
+    assert stats.verdict_better(b, a) == "fails"
+    assert stats.verdict_better(b, a, lower=True) == "holds"
+    close = stats.Estimate([1.05, 1.2, 0.95])
+    assert stats.verdict_better(close, b) == "partly holds"
+
+
+# ---- records -------------------------------------------------------------------
+
+def fixture_records():
+    return record.load_all(FIX_RESULTS, warn=pytest.fail)
+
+
+def test_fixture_records_follow_the_schema():
+    recs = fixture_records()
+    assert len(recs) == 8
+    for r in recs:
+        assert record.problems(r) == []
+        m = r["meta"]
+        assert m["git"]["commit"] and m["kernel"] and m["date"]
+        assert "sysctl" in m and m["sysctl"]["sender"]
+        if r["variant"] == "tcp-r":
+            assert m["modules"]["tcp_r"]["srcversion"]
+            assert m["modules"]["sch_epdn"]["parameters"] is not None
+        f = r["flows"][0]
+        assert f["goodput_bps"] > 0 and f["ss"] and f["counters"]
+        assert r["bottleneck"]["after"] and r["host"]["nstat_receiver"]
+        v = r["summary"]["variants"][r["variant"]]
+        assert 0 < v["goodput_share"] < 1.1, v
+
+
+def test_problems_names_what_is_wrong():
+    assert record.problems([]) == ["not a JSON object"]
+    rec = {k: None for k in record.REQUIRED}
+    rec.update(schema="satnet.run/0", flows=[{}])
+    assert "schema" in record.problems(rec)[0]
+    del rec["summary"]
+    assert record.problems(rec) == ["missing summary"]
+
+
+def test_summarize_per_variant_of_a_mix():
+    flows = [{"variant": "a", "goodput_bps": 2e6, "bytes": 1448 * 100,
+              "counters": {"TcpOutSegs": 100, "TcpRetransSegs": 5}},
+             {"variant": "a", "goodput_bps": 1e6, "bytes": 1448 * 50,
+              "counters": {"TcpOutSegs": 100, "TcpRetransSegs": 15}},
+             {"variant": "b", "goodput_bps": 1e6, "bytes": 1448 * 50,
+              "counters": {"TcpOutSegs": 50, "TcpExtTCPTimeouts": 2}}]
+    s = record.summarize({"flows": flows}, 4e6, 1448)
+    assert s["variants"]["a"]["goodput"] == 1.5
+    assert s["variants"]["a"]["retrans_share"] == 0.1
+    assert s["variants"]["a"]["packets"] == 75
+    assert s["variants"]["b"]["timeouts"] == 2
+    assert abs(s["jain"] - 16 / 18) < 1e-9
+
+
+def test_write_is_atomic_and_loadable(tmp_path):
+    rec = fixture_records()[0]
+    rec.pop("_path")
+    path = str(tmp_path / "e" / "full" / "v" / "base-rep0.json")
+    record.write(rec, path)
+    assert os.listdir(os.path.dirname(path)) == ["base-rep0.json"]
+    assert record.load(path)["flows"] == rec["flows"]
+
+
+def test_load_all_skips_what_is_not_a_record(tmp_path):
+    shutil.copytree(FIX_RESULTS, tmp_path / "r")
+    bad = tmp_path / "r" / "fx-sweep" / "full" / "reno" / "junk-rep0.json"
+    bad.write_text("{}")
+    seen = []
+    recs = record.load_all(str(tmp_path / "r"), warn=seen.append)
+    assert len(recs) == 8 and len(seen) == 1 and "junk" in seen[0]
+
+
+# ---- the report -------------------------------------------------------------------
+
+def test_report_from_real_runs(tmp_path):
+    md = tmp_path / "results.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=FIX_EXP,
+                 command="pytest")
+    text = md.read_text()
+    assert "Built by `pytest` from 8 stored runs" in text
+    assert (tmp_path / "results" / "fx-sweep.png").stat().st_size > 1000
+    rows = list(open(tmp_path / "results" / "fx-sweep.csv"))
+    assert rows[0].strip() == "variant,x,n,mean,ci95,retrans_share"
+    assert len(rows) == 1 + 4 and all(",2," in r for r in rows[1:])
+    line = [x for x in text.splitlines() if x.startswith("| fx-ratio")][0]
+    assert "n=2/2" in line and "Timeouts" in line
+    assert "**not comparable**" in text and "the fixture has no such" in text
+    verdicts = [x for x in text.splitlines() if x.startswith("| fx-")]
+    assert len(verdicts) == 3
+
+
+def test_report_verdict_follows_the_numbers(tmp_path):
+    """The same records judged against a claim they cannot meet."""
+    exp_dir = tmp_path / "exp"
+    exp_dir.mkdir()
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read()
+    (exp_dir / "fx-sweep.toml").write_text(
+        text.replace("seed = 2.0", "seed = 50.0"))
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=str(exp_dir))
+    line = [x for x in md.read_text().splitlines()
+            if x.startswith("| fx-ratio")][0]
+    assert "**holds**" not in line
+
+
+def test_report_with_no_records(tmp_path):
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=str(tmp_path), experiments=FIX_EXP)
+    text = md.read_text()
+    assert "No stored runs yet" in text and "**not run**" in text
+
+
+# ---- the command line -----------------------------------------------------------
+
+def satnet(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "satnet.cli"] +
+                          list(args), capture_output=True, text=True,
+                          cwd="/", **kw)
+
+
+@pytest.mark.parametrize("cmd", [[], ["list"], ["run"], ["report"],
+                                 ["show"], ["ss"]])
+def test_help_runs_nothing(cmd, tmp_path):
+    before = sorted(glob.glob(os.path.join(TOP, "results", "**"),
+                              recursive=True))
+    r = satnet(*cmd, "--help")
+    assert r.returncode == 0 and "usage: satnet" in r.stdout
+    assert "vm-run" not in r.stderr
+    assert sorted(glob.glob(os.path.join(TOP, "results", "**"),
+                            recursive=True)) == before
+
+
+def test_every_option_has_help():
+    from satnet.cli import parser
+    import argparse
+    p = parser()
+    subs = [a for a in p._actions
+            if isinstance(a, argparse._SubParsersAction)][0]
+    for name, sp in subs.choices.items():
+        for a in sp._actions:
+            assert a.help, "%s %s has no help" % (name, a.dest)
+
+
+def test_list_and_bad_input():
+    r = satnet("list", "variants")
+    assert r.returncode == 0 and "tcp-r" in r.stdout
+    r = satnet("list", "colours")
+    assert r.returncode == 2 and "unknown kind" in r.stderr
+    r = satnet("run", "no-such-experiment", "--dry-run")
+    assert r.returncode == 2 and "no experiment" in r.stderr
+
+
+def test_dry_run_and_emit_jobs(tmp_path):
+    exp = os.path.join(FIX_EXP, "fx-sweep.toml")
+    r = satnet("run", exp, "--full", "--dry-run", "--results", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.split()) == 8 and "8 to run" in r.stderr
+    r = satnet("run", exp, "--full", "--dry-run", "--results", FIX_RESULTS)
+    assert r.stdout == "" and "8 stored, 0 to run" in r.stderr
+    r = satnet("run", exp, "--full", "--emit-jobs", "--results",
+               str(tmp_path), "--point", "forward.per=0.02")
+    jobs = r.stdout.splitlines()
+    assert len(jobs) == 4 and all("--rep " in j and "forward.per=0.02" in j
+                                  for j in jobs)
+    assert not os.listdir(tmp_path)
+
+
+def test_show_prints_a_run(tmp_path):
+    path = sorted(glob.glob(os.path.join(FIX_RESULTS, "*", "*", "tcp-r",
+                                         "*.json")))[0]
+    png = str(tmp_path / "cwnd.png")
+    r = satnet("show", path, "--png", png)
+    assert r.returncode == 0, r.stderr
+    assert "srcversion" in r.stdout and "self-check" in r.stdout
+    assert os.path.getsize(png) > 1000
+    r = satnet("show", str(tmp_path / "none.json"))
+    assert r.returncode == 2
+
+
+def test_fixture_record_json_is_compact():
+    """Fixtures are real records with the series cut short."""
+    for p in glob.glob(os.path.join(FIX_RESULTS, "**", "*.json"),
+                       recursive=True):
+        assert os.path.getsize(p) < 40000, p
+        json.load(open(p))
+    assert EXPERIMENT_DIR.endswith("experiments")
