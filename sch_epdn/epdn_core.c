@@ -180,7 +180,7 @@ static void epdn_table_put(struct epdn_table *t, const struct epdn_key *key,
 }
 
 /*
- * Eviction of the oldest record (issue §6) without an LRU list: a scan
+ * Eviction of the oldest record (docs/epdn.md) without an LRU list: a scan
  * caches the EPDN_VICTIMS oldest records, oldest first.  Every record
  * created or merged later carries a newer stamp, and every other record
  * was younger at scan time, so while one cached victim is still live and
@@ -246,7 +246,7 @@ static void epdn_evict_oldest(struct epdn_table *t, u32 now)
  * Record a drop (seed 001 §III-A): merge into the flow's record,
  * E:max = max(E:max, P:n, P:max) and E:min likewise, or create one,
  * evicting the oldest record when the table holds @flows records (§III-C,
- * issue §6).  Either way the record's timestamp becomes @now.
+ * docs/epdn.md).  Either way the record's timestamp becomes @now.
  */
 enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 				       const struct epdn_key *key,
@@ -596,7 +596,7 @@ bool epdn_tcp_range(const struct epdn_tcp *tcp, struct epdn_range *r)
 }
 
 /*
- * Stamp decision (seed 001 §III-B, issue §3): merge into a carried option
+ * Stamp decision (seed 001 §III-B, docs/epdn.md): merge into a carried option
  * in place; insert a new one only into a plain 20-byte header of a
  * non-GSO packet that stays within the MTU; otherwise keep the record.
  */

@@ -92,7 +92,7 @@ enum epdn_drop_cause {
 	EPDN_DROP_CORRUPT,
 };
 
-/* What a packet is, as far as EPDN cares (issue §8). */
+/* What a packet is, as far as EPDN cares (docs/epdn.md, Other traffic). */
 enum epdn_class {
 	EPDN_C_TCP,
 	EPDN_C_NOT_TCP,
@@ -246,7 +246,7 @@ static int epdn_drop(struct sk_buff *skb, struct Qdisc *sch,
 
 /* ---- enqueue ---- */
 
-/* Emulates a link layer whose CRC check fails at this hop (issue §5). */
+/* Emulates a link layer whose CRC check fails at this hop (option corrupt). */
 static bool epdn_corrupted(const struct epdn_sched_data *q)
 {
 	return q->p.corrupt && get_random_u32() < q->p.corrupt;
@@ -407,7 +407,7 @@ static void epdn_opt_create(const struct epdn_sched_data *q,
 	epdn_opt_new(o, pkt->ip.ttl, r, flags);
 }
 
-/* Count why a record stays for a later packet (issue §3, §8). */
+/* Count why a record stays for a later packet: MTU, IP options, GSO. */
 static void epdn_count_defer(struct epdn_stats *st, enum epdn_action act)
 {
 	if (act == EPDN_ACT_DEFER_MTU)
@@ -467,7 +467,7 @@ static struct epdn_rec *epdn_find_record(struct epdn_sched_data *q,
 	return epdn_table_find(&q->table, &key);
 }
 
-/* Every packet carrying the option gets its EPDN-TTL updated (issue §4). */
+/* Every packet carrying the option gets its EPDN-TTL updated (seed 001 §III-D). */
 static bool epdn_update_ttl(struct epdn_sched_data *q, struct sk_buff *skb,
 			    struct epdn_pkt *pkt)
 {

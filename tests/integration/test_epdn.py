@@ -19,10 +19,11 @@ loaded machine.
 
 Packets are crafted and sent from the test process itself, through raw
 sockets opened inside the namespaces with setns(2), and captured the same
-way (tcpdump where the issue asks for it).  Starting a program takes
-seconds under emulation on a loaded host: that, not the qdisc, made
-test_crafted_drops_are_reported_exactly flaky, because a second sender
-process started after the record's idle timeout (2 s) had passed.
+way (tcpdump at the receiver in test_crafted_drops_are_reported_exactly).
+Starting a program takes seconds under emulation on a loaded host: that,
+not the qdisc, made test_crafted_drops_are_reported_exactly flaky,
+because a second sender process started after the record's idle timeout
+(2 s) had passed.
 """
 
 import contextlib

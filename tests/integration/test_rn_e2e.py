@@ -133,7 +133,7 @@ def flow(cc, overrides, profile="linux", duration=REORDER_S, port=5201,
     """One iperf3 flow on a fresh topology; goodput and counters.  With a
     barrier, the flow starts when every flow's topology is up and the
     counters are read when every flow has ended.  burst: the shaper's
-    bottleneck.burst_bytes (testbed/README.md)."""
+    bottleneck.burst_bytes (docs/testbed.md)."""
     sc = load_scenario("mild-reorder", {"bottleneck.qdisc": "epdn",
                                         "bottleneck.epdn": "mode v2",
                                         "bottleneck.burst_bytes": burst,
@@ -308,8 +308,8 @@ def test_mild_reordering_rn_vs_reno():
     retransmits and higher goodput, with margin: at least 2x (seed 001
     Fig. 2 reports about 5x at 5 %; measured 6-7x).  rn runs on the
     matching host without timestamps or D-SACK (profile sack-nots), so it
-    has no undo either.  This is the claim the issue asks for, and it
-    holds against that baseline only.  The two 10 s flows run side by
+    has no undo either.  This is seed 001's claim (RN-TCP ahead of SACK),
+    and it holds against that baseline only.  The two 10 s flows run side by
     side (to save time): that only takes CPU from rn, since SACK's
     collapsed flow is light, and the margin is wide.
 
@@ -364,7 +364,7 @@ def test_mild_reordering_rn_vs_reno():
         assert r["rn"]["trains_reorder"] > r["rn"]["trains_drop"]
         assert r["rn"]["peers_distrusted"] == 0
 
-    # The issue's claim, against the seeds' SACK.
+    # Seed 001's claim, against the seeds' SACK.
     assert rn_fr < sack_fr
     assert rn_gp >= 2 * sack_gp
     # Against Linux's reno: not worse by more than 15 %.

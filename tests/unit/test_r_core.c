@@ -74,7 +74,7 @@ static void test_no_bit_drop(void)
 	CHECK_EQ(r_recovery_ends(&s, false, 40), 0);
 }
 
-/* Any dupACK without the bit makes it a drop (the "any of"). */
+/* Any dupACK without the bit makes it a drop: modified needs all three. */
 static void test_mixed_is_drop(void)
 {
 	struct r_sender s;
