@@ -21,7 +21,7 @@ import sys
 import time
 
 from . import experiment as xp
-from .paths import (PROFILE_DIR, RESULTS_DIR, SCENARIO_DIR,
+from .paths import (EXPERIMENT_DIR, PROFILE_DIR, RESULTS_DIR, SCENARIO_DIR,
                     TOP, VM_RUN)
 
 MODULE_FILES = ("sch_epdn/sch_epdn.ko", "tcp_rn/tcp_rn.ko",
@@ -226,11 +226,12 @@ def cmd_report(a):
     from .report import build
     try:
         for n in a.experiment:
-            xp.load_experiment(n)
+            xp.load_experiment(os.path.join(a.experiments, n + ".toml"))
     except xp.ExperimentError as e:
         fail(str(e))
     md = build(a.experiment or None, md=a.md, results=a.results,
-               command=a.command, warn=lambda m: print(m, file=sys.stderr))
+               command=a.command, warn=lambda m: print(m, file=sys.stderr),
+               experiments=a.experiments)
     print("satnet: wrote %s" % os.path.relpath(md))
     return 0
 
@@ -322,6 +323,9 @@ def parser():
     rp.add_argument("--md", default=os.path.join(TOP, "docs", "results.md"),
                     help="the page to write (default %(default)s); plots "
                     "and CSVs go to the folder beside it named results/")
+    rp.add_argument("--experiments", default=EXPERIMENT_DIR,
+                    help="folder of experiment files (default "
+                    "%(default)s)")
     rp.add_argument("--command", help="the command named in the page "
                     "(default: satnet report)")
     rp.set_defaults(fn=cmd_report)

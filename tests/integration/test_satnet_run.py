@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+"""satnet end to end: a two-point experiment through the installed
+`satnet run` (in this kernel, as the VM runs it), then `satnet report`
+from the records it wrote.  Everything goes to a temporary folder."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+
+from satnet import record
+from satnet.paths import TOP
+
+EXP_DIR = os.path.join(TOP, "tests", "fixtures", "experiments")
+EXP = os.path.join(EXP_DIR, "fx-sweep.toml")
+
+
+def satnet(*args):
+    exe = shutil.which("satnet")
+    assert exe, "satnet is not installed: run tools/install-deps.sh"
+    return subprocess.run([exe] + list(args), capture_output=True,
+                          text=True, timeout=900)
+
+
+def test_run_two_points_then_report(tmp_path):
+    res = str(tmp_path / "results")
+    args = ["run", EXP, "--point", "forward.per=0.001", "--reps", "1",
+            "--duration", "8", "--width", "2", "--results", res]
+    r = satnet(*args, "--here")
+    assert r.returncode == 0, r.stdout + r.stderr
+    recs = record.load_all(res, warn=lambda m: (_ for _ in ()).throw(
+        AssertionError(m)))
+    assert sorted(x["variant"] for x in recs) == ["reno", "tcp-r"]
+    for x in recs:
+        assert x["mode"] == "point" and x["point"] == {"forward.per": 0.001}
+        assert x["meta"]["width"] == 2 and x["meta"]["duration_s"] == 8
+        assert x["selfcheck"]["attempts"] >= 1
+        assert x["flows"][0]["ss"], "no ss samples"
+        assert x["summary"]["variants"][x["variant"]]["goodput"] > 0.3
+    tcpr = [x for x in recs if x["variant"] == "tcp-r"][0]
+    assert tcpr["meta"]["modules"]["tcp_r"]["srcversion"]
+    assert tcpr["host"]["proc_receiver"], "the RN-TCP receiver saw nothing"
+    assert tcpr["bottleneck"]["delta"].get("epdn.packets", 0) > 100
+
+    again = satnet(*args, "--here")                 # resumes: nothing to do
+    assert again.returncode == 0 and "2 stored, 0 to run" in again.stderr
+
+    md = tmp_path / "report" / "results.md"
+    md.parent.mkdir()
+    r = satnet("report", "--results", res, "--md", str(md),
+               "--experiments", EXP_DIR)
+    assert r.returncode == 0, r.stderr
+    text = md.read_text()
+    assert "from 2 stored runs" in text and "## fx-sweep" in text
+    assert (md.parent / "results" / "fx-sweep.png").exists()
+    rows = open(md.parent / "results" / "fx-sweep.csv").read().splitlines()
+    assert len(rows) == 3, rows
+    assert json.load(open(glob.glob(os.path.join(
+        res, "fx-sweep", "point", "reno", "*.json"))[0]))["schema"] == \
+        record.SCHEMA
