@@ -214,6 +214,7 @@ class Experiment:
         A variant that needs an epdn bottleneck on a RED/ECN path gets
         epdn with the same RED marking (bottleneck.epdn_red)."""
         over = dict(self.set)
+        over["run.duration_s"] = duration
         names = [variant] if variant != "mix" else self.variants
         for v in names:
             over.update(self.catalogue[v].set)
@@ -221,7 +222,6 @@ class Experiment:
                 self.set.get("bottleneck.qdisc", self.base_qdisc) == "red":
             over["bottleneck.epdn_red"] = True
         over.update(point)
-        over["run.duration_s"] = duration
         if self.mix:
             over["run.pairs"] = sum(self.mix.values())
         return over
