@@ -97,6 +97,19 @@ def modprobe(*mods):
                                 (m, (r.stderr or r.stdout).strip()))
 
 
+def red_ewma_log(min_packets, burst):
+    """iproute2's tc_red_eval_ewma(): the smallest Wlog for which a burst
+    of `burst` packets arriving at an idle queue stays below the minimum
+    threshold on average."""
+    a = burst + 1 - min_packets
+    w = 0.5
+    for wlog in range(1, 32):
+        if a <= (1 - (1 - w) ** burst) / w:
+            return wlog
+        w /= 2
+    raise TopologyError("RED burst %d too large" % burst)
+
+
 def netem_args(direction, extra_ms=0.0):
     """netem options for one band of a satellite stage."""
     args = ["delay", "%.3fms" % (direction.delay_ms + extra_ms)]
@@ -317,13 +330,19 @@ class Topology:
         packets, max_p 0.1; bottleneck.red overrides them."""
         return {"min": 5, "max": 15, "probability": 0.1, **self.sc.red}
 
+    def red_burst(self):
+        red = self.red_params()
+        return (2 * red["min"] + red["max"]) // 3 + 1
+
     def epdn_red_args(self):
-        """The same RED, with ECN, inside an epdn qdisc (bytes)."""
+        """The same RED, with ECN, inside an epdn qdisc (bytes), with the
+        averaging weight tc gives the red qdisc for the same burst."""
         if not self.sc.epdn_red:
             return ""
         pkt, red = self.sc.fwd.packet_bytes, self.red_params()
-        return " red min %d max %d probability %g ecn" % (
-            red["min"] * pkt, red["max"] * pkt, red["probability"])
+        return " red min %d max %d probability %g ewma %d ecn" % (
+            red["min"] * pkt, red["max"] * pkt, red["probability"],
+            red_ewma_log(red["min"], self.red_burst()))
 
     def red_args(self, limit):
         """RED with ECN marking."""
@@ -331,8 +350,7 @@ class Topology:
         return ("red limit %d min %d max %d avpkt %d burst %d "
                 "probability %g bandwidth %dbit ecn" %
                 (max(limit, red["max"] * 2) * pkt, red["min"] * pkt,
-                 red["max"] * pkt, pkt,
-                 (2 * red["min"] + red["max"]) // 3 + 1,
+                 red["max"] * pkt, pkt, self.red_burst(),
                  red["probability"], self.sc.rate_bps))
 
     def satellite_lines(self, dev, direction, extra_ms):

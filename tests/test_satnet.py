@@ -330,3 +330,24 @@ def test_fixture_record_json_is_compact():
         assert os.path.getsize(p) < 40000, p
         json.load(open(p))
     assert EXPERIMENT_DIR.endswith("experiments")
+
+
+def test_epdn_on_a_red_path_marks_like_red():
+    """A variant needing epdn on a RED/ECN path gets epdn with the red
+    qdisc's thresholds and averaging weight (iproute2's
+    tc_red_eval_ewma: burst 9, min 5 packets -> Wlog 3), and ECN."""
+    from satnet.scenario import load_profile
+    from satnet.topo import Topology, red_ewma_log
+    assert red_ewma_log(5, 9) == 3
+    assert red_ewma_log(5, 6) == 1
+    exp = xp.load_experiment("s000-fig2")
+    lines = {}
+    for v in ("tcp-r", "rr-tcp"):
+        sc = exp.scenario_for(v, {}, 10)
+        assert sc.sysctl["net.ipv4.tcp_ecn"] == 1
+        lines[v] = Topology(sc, load_profile("linux")).bottleneck_lines(
+            "b")[-1]
+    assert "epdn" in lines["tcp-r"] and \
+        "red min 7500 max 22500 probability 0.1 ewma 3 ecn" in lines["tcp-r"]
+    assert "red limit" in lines["rr-tcp"] and "min 7500 max 22500" in \
+        lines["rr-tcp"] and "burst 9" in lines["rr-tcp"]
