@@ -339,7 +339,7 @@ def test_epdn_on_a_red_path_marks_like_red():
     from satnet.scenario import load_profile
     from satnet.topo import Topology, red_ewma_log
     assert red_ewma_log(5, 9) == 3
-    assert red_ewma_log(5, 6) == 1
+    assert red_ewma_log(5, 6) == 2          # a = 2 > (1 - 2^-6) / 0.5
     exp = xp.load_experiment("s000-fig2")
     lines = {}
     for v in ("tcp-r", "rr-tcp"):
