@@ -6,8 +6,8 @@
    (EPDN-TTL (records drops,  (EPDN-TTL    5 % delayed by   (sets the
     = TTL)    stamps them)     -1)         N(25 ms, 8 ms)   drop-negative bit)
 
-The mild-reordering scenario of seed 001 §VII (testbed/scenarios/
-mild-reorder.toml) with an EPDN bottleneck, a sender that originates the
+The mild-reordering scenario of seed 001 §VII (scenarios/mild-reorder.toml)
+with an EPDN bottleneck, a sender that originates the
 EPDN option and an RN-TCP receiver (tcp_rn/rn_host.ko).  The testbed's R2
 is a plain router, which breaks the EPDN-TTL proof, so the tests make it an
 EPDN router: its ingress on b goes through an ifb with an epdn qdisc that
