@@ -88,7 +88,8 @@ def selected_points(a):
         exp = xp.load_experiment(name, variants)
         point, vs = xp.parse_point(a.point, exp)
         m = mode if mode in exp.modes else "full"
-        pts = exp.points(m, a.reps, vs or None, a.duration)
+        pts = exp.points(m, a.reps, vs or None, a.duration,
+                         every=bool(point))
         if point:
             pts = [p for p in pts if all(p.point.get(k) == v
                                          for k, v in point.items())]
@@ -98,6 +99,10 @@ def selected_points(a):
             for p in pts:
                 p.mode = "point"
         points += pts
+    if not points:
+        raise xp.ExperimentError("no point matches %s" % " ".join(
+            ["--point " + p for p in a.point] +
+            (["--rep %d" % a.rep] if a.rep is not None else [])))
     return points
 
 

@@ -203,10 +203,12 @@ class Experiment:
                     raise ExperimentError("%s: %s %s: %s" %
                                           (self.name, v, point, e)) from None
 
-    def sweep_points(self, mode):
+    def sweep_points(self, mode, every=False):
+        """The sweep values of a mode (every=True: all of them)."""
         if self.sweep is None:
             return [{}]
-        vals = self.modes.get(mode, {}).get("values") or self.sweep["values"]
+        vals = None if every else self.modes.get(mode, {}).get("values")
+        vals = vals or self.sweep["values"]
         return [{self.sweep["key"]: v} for v in vals]
 
     def overrides(self, variant, point, duration):
@@ -248,9 +250,11 @@ class Experiment:
             return [variant]
         return [v for v, n in self.mix.items() for _ in range(n)]
 
-    def points(self, mode, reps=None, variants=None, duration=None):
+    def points(self, mode, reps=None, variants=None, duration=None,
+               every=False):
         """Every Point of a mode, repetition-major so that the first
-        results cover every variant."""
+        results cover every variant.  every=True takes every sweep value,
+        with the mode's reps and duration."""
         m = self.modes.get(mode) or self.modes["full"]
         reps = reps or m["reps"]
         duration = duration or m["duration_s"]
@@ -260,7 +264,7 @@ class Experiment:
             names = variants or m.get("variants") or self.variants
         return [Point(self, mode, v, sp, rep, duration)
                 for rep in range(reps)
-                for sp in self.sweep_points(mode)
+                for sp in self.sweep_points(mode, every)
                 for v in names]
 
 

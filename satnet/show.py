@@ -61,7 +61,8 @@ def describe(rec):
             out.append("%s: %s" % (side, " ".join(
                 "%s=%s" % kv for kv in sorted(d.items()))))
     out.append("")
-    out.append("summary: " + json.dumps(rec["summary"]["variants"]))
+    out.append("summary: " + json.dumps(rec["summary"].get(
+        "variants", rec["summary"])))
     return "\n".join(out)
 
 
