@@ -239,7 +239,12 @@ class Experiment:
         sc.sysctl = {**sc.sysctl, **ecn, **self.sysctl}
         return sc
 
-    def profile_for(self, variant, sc):
+    def profile_for(self, variant, sc, point=None):
+        """A swept run.profile; else a variant's profile, else the
+        experiment's, else the scenario's.  Each flow of a mix gets its
+        own variant's."""
+        if point and "run.profile" in point:
+            return point["run.profile"]
         if variant == "mix":
             return self.profile or sc.profile
         return self.catalogue[variant].profile or self.profile or sc.profile
@@ -294,6 +299,20 @@ class Point:
                             "%s: the mix needs %s.%s both %r and %r" %
                             (self.exp.name, mod, p, have, val))
         return out
+
+    def spec(self):
+        """What the point runs, as stored in its record: a stored record
+        with another spec (the experiment or a variant changed since) is
+        run again."""
+        exp = self.exp
+        sc = exp.scenario_for(self.variant, self.point, self.duration)
+        return {"scenario": exp.scenario, "sysctl": sc.sysctl,
+                "overrides": exp.overrides(self.variant, self.point,
+                                           self.duration),
+                "flows": [{"variant": v, "cc": exp.catalogue[v].cc,
+                           "profile": exp.profile_for(v, sc, self.point),
+                           "params": exp.catalogue[v].params}
+                          for v in exp.flows(self.variant)]}
 
     def __str__(self):
         return "%s %s %s rep %d" % (self.exp.name, self.variant,

@@ -283,8 +283,10 @@ def intervals(res):
 def sysctl_keys(topo):
     """The sysctls a record reads back: the profile's, the scenario's, and
     those that decide loss recovery whatever the profile says."""
-    return sorted(set(topo.profile.sender) | set(topo.profile.receiver) |
-                  set(topo.sc.sysctl) |
+    keys = set(topo.sc.sysctl)
+    for p in topo.pair_profiles:
+        keys |= set(p.sender) | set(p.receiver)
+    return sorted(keys |
                   {"net.ipv4.tcp_recovery", "net.ipv4.tcp_dsack",
                    "net.ipv4.tcp_ecn", "net.ipv4.tcp_frto",
                    "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps",

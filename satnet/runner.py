@@ -181,6 +181,18 @@ def together(fn, jobs, timeout=900):
     return out
 
 
+def read_back(topo, keys):
+    """The sysctls of the first pair, and of every pair when a mix puts
+    its flows on different profiles."""
+    out = {"sender": topo.read_sysctls(topo.snd[0], keys),
+           "receiver": topo.read_sysctls(topo.rcv[0], keys)}
+    if len({p.name for p in topo.pair_profiles}) > 1:
+        out["pairs"] = [{"sender": topo.read_sysctls(s, keys),
+                         "receiver": topo.read_sysctls(r, keys)}
+                        for s, r in zip(topo.snd, topo.rcv)]
+    return out
+
+
 def snapshot(topo):
     return {"qdisc": bottleneck_json(topo),
             "snd": [measure.nstat(topo, ns) for ns in topo.snd],
@@ -223,18 +235,19 @@ def run_point(pt, width=1, tag=None, setup_lock=None):
     """One point, on a fresh topology; a failed self-check (the emulated
     machine was too busy to keep time) is retried on a fresh one."""
     sc = pt.exp.scenario_for(pt.variant, pt.point, pt.duration)
-    profile = load_profile(pt.exp.profile_for(pt.variant, sc))
+    profile = load_profile(pt.exp.profile_for(pt.variant, sc, pt.point))
+    spec = pt.spec()
+    pairs = [load_profile(f["profile"]) for f in spec["flows"]]
     for n in range(SELF_CHECK_ATTEMPTS):
         try:
             with contextlib.ExitStack() as stack:
                 with setup_lock or contextlib.nullcontext():
                     topo = stack.enter_context(
-                        Topology(sc, profile, tag="%s%d" % (tag or "p", n)))
+                        Topology(sc, profile, tag="%s%d" % (tag or "p", n),
+                                 pair_profiles=pairs))
                     check = measure.self_check(topo)
                     keys = measure.sysctl_keys(topo)
-                    sysctl = {"sender": topo.read_sysctls(topo.snd[0], keys),
-                              "receiver": topo.read_sysctls(topo.rcv[0],
-                                                            keys)}
+                    sysctl = read_back(topo, keys)
                 check["attempts"] = n + 1
                 body = measure_point(pt, topo, check)
             break
@@ -244,7 +257,7 @@ def run_point(pt, width=1, tag=None, setup_lock=None):
         raise last
     meta = record.base_meta(width)
     meta.update(scenario=sc.describe(), profile=profile.name, sysctl=sysctl,
-                duration_s=pt.duration)
+                duration_s=pt.duration, spec=spec)
     rec = {"schema": record.SCHEMA, "experiment": pt.exp.name,
            "mode": pt.mode, "variant": pt.variant, "point": pt.point,
            "rep": pt.rep, "meta": meta, **body}
@@ -253,7 +266,17 @@ def run_point(pt, width=1, tag=None, setup_lock=None):
 
 
 def stored(pt, results=RESULTS_DIR):
-    return os.path.exists(os.path.join(results, pt.relpath()))
+    """The point's record exists and ran what the files say now (records
+    older than meta.spec count as current)."""
+    path = os.path.join(results, pt.relpath())
+    if not os.path.exists(path):
+        return False
+    try:
+        with open(path) as f:
+            have = json.load(f)["meta"].get("spec")
+    except (OSError, ValueError, KeyError):
+        return False
+    return have is None or have == json.loads(json.dumps(pt.spec()))
 
 
 class Runner:

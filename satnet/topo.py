@@ -142,9 +142,12 @@ def reorder_band_args(direction, base_extra_ms):
 class Topology:
     """Fresh namespaces per run; teardown even when the run fails."""
 
-    def __init__(self, sc, profile, tag=None):
+    def __init__(self, sc, profile, tag=None, pair_profiles=None):
+        """pair_profiles: one profile per sender/receiver pair (a mix of
+        variants on different profiles); default: profile everywhere."""
         self.sc = sc
         self.profile = profile
+        self.pair_profiles = pair_profiles or [profile] * sc.pairs
         self.tag = tag if tag is not None else \
             "%d-%d" % (os.getpid(), next(_counter))
         self.pfx = "sn%s-" % self.tag
@@ -274,10 +277,10 @@ class Topology:
                   "net.ipv4.conf.all.rp_filter": 0,
                   "net.ipv4.conf.default.rp_filter": 0}
         plan = [(ns, router) for ns in (self.r1, self.r2)]
-        plan += [(ns, {**self.profile.sender, **self.sc.sysctl})
-                 for ns in self.snd]
-        plan += [(ns, {**self.profile.receiver, **self.sc.sysctl})
-                 for ns in self.rcv]
+        plan += [(ns, {**p.sender, **self.sc.sysctl})
+                 for ns, p in zip(self.snd, self.pair_profiles)]
+        plan += [(ns, {**p.receiver, **self.sc.sysctl})
+                 for ns, p in zip(self.rcv, self.pair_profiles)]
         for ns, kv in plan:
             if kv:
                 self.ex(ns, ["sysctl", "-q", "-w"] +

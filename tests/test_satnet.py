@@ -351,3 +351,30 @@ def test_epdn_on_a_red_path_marks_like_red():
         "red min 7500 max 22500 probability 0.1 ewma 3 ecn" in lines["tcp-r"]
     assert "red limit" in lines["rr-tcp"] and "min 7500 max 22500" in \
         lines["rr-tcp"] and "burst 9" in lines["rr-tcp"]
+
+
+def test_mix_flows_get_their_own_profiles_and_a_swept_profile_wins():
+    exp = xp.load_experiment("s000-fig9")
+    flows = exp.points("full")[0].spec()["flows"]
+    assert {f["variant"]: f["profile"] for f in flows} == {
+        "tcp-r": "linux-ecn", "rn-epdnv3": "linux-ecn", "sack": "sack",
+        "dsack-r": "dsack-r", "rr-tcp": "rr-tcp"}
+    exp = xp.load_experiment("s003-fig5")
+    for p in exp.points("full")[:2]:
+        profiles = {f["profile"] for f in p.spec()["flows"]}
+        assert profiles == {p.point["run.profile"]}
+
+
+def test_a_changed_point_is_run_again(tmp_path):
+    from satnet.runner import stored
+    exp = xp.load_experiment(write_exp(tmp_path, BASE))
+    pt = exp.points("full")[0]
+    path = tmp_path / "r" / pt.relpath()
+    rec = {"meta": {"spec": pt.spec()}}
+    record.write(rec, str(path))
+    assert stored(pt, str(tmp_path / "r"))
+    rec["meta"]["spec"]["flows"][0]["profile"] = "sack"
+    record.write(rec, str(path))
+    assert not stored(pt, str(tmp_path / "r"))
+    record.write({"meta": {}}, str(path))        # before meta.spec existed
+    assert stored(pt, str(tmp_path / "r"))
