@@ -13,8 +13,8 @@ from .paths import EXPERIMENT_DIR, TOP
 from .record import load_all as load_records
 
 MODE_ORDER = ("full", "quick", "point", "legacy")
-VERDICTS = ("holds", "partly holds", "fails", "not comparable", "not run",
-            "no data")
+VERDICTS = ("holds", "partly holds", "fails", "inconclusive",
+            "not comparable", "not run", "no data")
 
 
 def _metric(rec, variant, metric):
@@ -123,9 +123,9 @@ def judge(claim, res):
     """(ours as text, verdict) of one claim."""
     if claim.form == "na":
         return "–", "not comparable"
-    if res is None or not res.recs:
-        return "–", "not run"
     pt = claim.at
+    if res is None or not all(res.runs(v, pt) for v in claim.variants()):
+        return "–", "not run"
     if claim.form == "ratio":
         num = res.estimate(claim.spec["num"], pt, claim.metric)
         den = stats.pooled([res.estimate(v, pt, claim.metric)
@@ -136,8 +136,9 @@ def judge(claim, res):
     a = res.estimate(claim.spec["a"], pt, claim.metric)
     b = res.estimate(claim.spec["b"], pt, claim.metric)
     lower = claim.spec.get("lower", False)
-    return ("%s: %s; %s: %s" % (claim.spec["a"], a.fmt(), claim.spec["b"],
-                                b.fmt()),
+    r = stats.Ratio(a, b)
+    return ("%s: %s; %s: %s; ratio %s" % (claim.spec["a"], a.fmt(),
+                                          claim.spec["b"], b.fmt(), r.fmt()),
             stats.verdict_better(a, b, lower))
 
 
@@ -151,13 +152,22 @@ def seed_value(claim):
     return "–"
 
 
+def _range(e):
+    """A counter per run: its mean and the range of the runs."""
+    if not e.n:
+        return "–"
+    lo, hi = min(e.values), max(e.values)
+    return "%.3g" % e.mean if lo == hi else \
+        "%.3g (%.3g–%.3g)" % (e.mean, lo, hi)
+
+
 def evidence(claim, res):
     """The counters a claim names, each variant's mean per run."""
     if res is None or not res.recs or not claim.counters:
         return ""
     parts = []
     for c in claim.counters:
-        vals = ["%s %s" % (v, res.counter(v, claim.at, c).fmt(2))
+        vals = ["%s %s" % (v, _range(res.counter(v, claim.at, c)))
                 for v in claim.variants()]
         parts.append("%s: %s" % (c.replace("TcpExt", ""), ", ".join(vals)))
     return "; ".join(parts)
@@ -168,15 +178,15 @@ def _cell(text):
 
 
 def claims_table(exps, results):
-    lines = ["| claim | seed | seed says | ours (95 % CI) | verdict | why |",
+    lines = ["| claim | seed | seed says | ours (95 % CI) | verdict | "
+             "why, and the counters per run (mean, range) |",
              "|---|---|---|---|---|---|"]
     count = dict.fromkeys(VERDICTS, 0)
     for exp in exps:
         for c in exp.claims:
             ours, verdict = judge(c, results.get(exp.name))
             count[verdict] += 1
-            why = c.why if verdict not in ("holds",) or c.form == "na" \
-                else ""
+            why = c.why if verdict in ("partly holds", "fails") else ""
             if c.form == "na":
                 why = c.spec
             ev = evidence(c, results.get(exp.name))
@@ -188,7 +198,7 @@ def claims_table(exps, results):
     return lines, summary
 
 
-def header(recs, command):
+def header(recs, command, older=0):
     def span(key):
         vals = sorted({r["meta"].get(key) or "?" for r in recs})
         return ", ".join(vals) if len(vals) <= 3 else \
@@ -198,9 +208,11 @@ def header(recs, command):
     dirty = any((r["meta"].get("git") or {}).get("dirty") for r in recs)
     dates = sorted(r["meta"].get("date") or "?" for r in recs)
     return [
-        "Built by `%s` from %d stored runs (`satnet report` rebuilds this "
-        "page from `results/` without running anything)." %
-        (command, len(recs)),
+        "Built by `%s` from %d stored runs of the experiments below%s "
+        "(`satnet report` rebuilds this page from `results/` without "
+        "running anything)." % (command, len(recs),
+                                " and %d older runs" % older if older
+                                else ""),
         "",
         "- kernel: %s" % span("kernel"),
         "- commit: %s%s" % (", ".join(c[:12] for c in commits),
@@ -299,8 +311,10 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     results_ = {e.name: Results(e, by_exp[e.name]) for e in exps
                 if e.name in by_exp}
     claims, summary = claims_table(exps, results_)
+    current = [r for r in recs if r["experiment"] in results_]
     out = ["# Results: the seeds' claims on a real kernel", ""]
-    out += header(recs, command or "satnet report") if recs else \
+    out += header(current, command or "satnet report",
+                  len(recs) - len(current)) if current else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]
     out += ["", "## Claims", "", "Verdicts: " + summary + ".", ""] + \
         claims + [""]

@@ -40,8 +40,8 @@ class Estimate:
 
 class Ratio:
     """A / B of two independent means, with a 95 % CI by the delta
-    method (relative errors add in quadrature; the degrees of freedom of
-    the smaller sample)."""
+    method: relative standard errors add in quadrature, with the
+    Welch-Satterthwaite degrees of freedom."""
 
     def __init__(self, a, b):
         self.a, self.b = a, b
@@ -49,21 +49,23 @@ class Ratio:
             else None
         self.half = None
         if self.value is not None and a.n > 1 and b.n > 1 and a.mean:
-            se = self.value * math.sqrt(
-                (statistics.stdev(a.values) / math.sqrt(a.n) / a.mean) ** 2 +
-                (statistics.stdev(b.values) / math.sqrt(b.n) / b.mean) ** 2)
-            df = min(a.n, b.n) - 1
-            self.half = _st.t.ppf((1 + LEVEL) / 2, df) * se
+            ra = (statistics.stdev(a.values) / a.mean) ** 2 / a.n
+            rb = (statistics.stdev(b.values) / b.mean) ** 2 / b.n
+            if ra + rb == 0:
+                self.half = 0.0
+            else:
+                df = (ra + rb) ** 2 / (ra ** 2 / (a.n - 1) +
+                                       rb ** 2 / (b.n - 1))
+                self.half = _st.t.ppf((1 + LEVEL) / 2, df) * \
+                    self.value * math.sqrt(ra + rb)
 
     @property
     def lo(self):
-        return self.value - self.half if self.half is not None \
-            else self.value
+        return self.value - self.half if self.half is not None else None
 
     @property
     def hi(self):
-        return self.value + self.half if self.half is not None \
-            else self.value
+        return self.value + self.half if self.half is not None else None
 
     def fmt(self):
         if self.value is None:
@@ -80,29 +82,33 @@ def pooled(estimates):
 
 
 def verdict_ratio(r, seed, tolerance):
-    """holds: our CI reaches the seed's factor (less the tolerance);
-    partly: A is better by less; fails: not better.  A factor below 1
-    claims A is worse, and is judged the other way round."""
+    """holds: A is better (the CI lies above 1) and the CI reaches the
+    seed's factor less the tolerance; partly holds: better, by less;
+    fails: the CI lies below 1 (A is worse); inconclusive: the CI holds 1,
+    or there is no CI (one run).  A factor below 1 claims A is worse and
+    is judged the other way round."""
     if r.value is None:
         return "no data"
+    if r.half is None:
+        return "inconclusive"
     if seed < 1:
-        if r.lo <= seed * (1 + tolerance):
-            return "holds"
-        return "partly holds" if r.hi < 1 else "fails"
-    if r.hi >= seed * (1 - tolerance):
-        return "holds"
+        if r.hi < 1:
+            return "holds" if r.lo <= seed * (1 + tolerance) \
+                else "partly holds"
+        return "fails" if r.lo > 1 else "inconclusive"
     if r.lo > 1:
-        return "partly holds"
-    return "fails"
+        return "holds" if r.hi >= seed * (1 - tolerance) else "partly holds"
+    return "fails" if r.hi < 1 else "inconclusive"
 
 
 def verdict_better(a, b, lower=False):
-    if a.mean is None or b.mean is None:
+    """A's metric is higher (lower=True: lower) than B's: judged on the
+    ratio's CI, as verdict_ratio with no factor."""
+    r = Ratio(b, a) if lower else Ratio(a, b)
+    if r.value is None:
         return "no data"
-    if lower:
-        a, b = b, a
-    if a.mean <= b.mean:
-        return "fails"
-    if a.lo is not None and b.hi is not None and a.lo > b.hi:
+    if r.half is None:
+        return "inconclusive"
+    if r.lo > 1:
         return "holds"
-    return "partly holds"
+    return "fails" if r.hi < 1 else "inconclusive"

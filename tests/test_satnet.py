@@ -147,7 +147,20 @@ def test_ratio_and_verdicts():
     assert stats.verdict_better(b, a) == "fails"
     assert stats.verdict_better(b, a, lower=True) == "holds"
     close = stats.Estimate([1.05, 1.2, 0.95])
-    assert stats.verdict_better(close, b) == "partly holds"
+    assert stats.verdict_better(close, b) == "inconclusive"
+    assert stats.verdict_ratio(stats.Ratio(close, b), 1.1, 0.25) == \
+        "inconclusive"
+    one = stats.Estimate([3.0])
+    assert stats.verdict_ratio(stats.Ratio(one, b), 3.0, 0.25) == \
+        "inconclusive"
+
+
+def test_ratio_ci_uses_welch_degrees_of_freedom():
+    """Equal relative variances and n: df = 2(n - 1)."""
+    a, b = stats.Estimate([9.0, 11.0]), stats.Estimate([0.9, 1.1])
+    r = stats.Ratio(a, b)
+    # relative se^2 per arm: (1.4142/10)^2 / 2 = 0.01; df = 2
+    assert abs(r.half - 4.3027 * 10 * (0.02 ** 0.5)) < 1e-3
 
 
 # ---- records -------------------------------------------------------------------
@@ -223,7 +236,7 @@ def test_report_from_real_runs(tmp_path):
     report.build(md=str(md), results=FIX_RESULTS, experiments=FIX_EXP,
                  command="pytest")
     text = md.read_text()
-    assert "Built by `pytest` from 8 stored runs" in text
+    assert "Built by `pytest` from 8 stored runs of the experiments" in text
     assert (tmp_path / "results" / "fx-sweep.png").stat().st_size > 1000
     rows = list(open(tmp_path / "results" / "fx-sweep.csv"))
     assert rows[0].strip() == "variant,x,n,mean,ci95,retrans_share"
