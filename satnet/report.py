@@ -316,8 +316,13 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     out += header(current, command or "satnet report",
                   len(recs) - len(current)) if current else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]
-    out += ["", "## Claims", "", "Verdicts: " + summary + ".", ""] + \
-        claims + [""]
+    out += ["", "## Claims", "",
+            "Each headline claim of the seeds ([references.md]"
+            "(references.md)) at the point the seed states it, against our "
+            "runs of that point: the ratio or comparison with its 95 % CI "
+            "and n (runs of the numerator / the denominator). How a verdict "
+            "is reached: [experiments.md](experiments.md). Verdicts: " +
+            summary + ".", ""] + claims + [""]
     out += serial_control(results_)
     for e in exps:
         if e.name in results_:
