@@ -83,37 +83,66 @@ def write_csv(res, path):
     return rows
 
 
+def _series(res):
+    """[(variant, [(x, Estimate)])] of the variants with runs."""
+    exp = res.exp
+    scale = exp.sweep.get("scale", 1) if exp.sweep else 1
+    out = []
+    for v in exp.variants:
+        pts = [(next(iter(p.values()), None), res.estimate(v, p))
+               for p in res.points()]
+        pts = [(x * scale if x is not None else None, e) for x, e in pts
+               if e.n]
+        if pts:
+            out.append((v, pts))
+    return out
+
+
+def _bars(ax, series, xlabel):
+    names = [v for v, _ in series]
+    ests = [pts[0][1] for _, pts in series]
+    ax.bar(range(len(ests)), [e.mean for e in ests],
+           yerr=[e.half or 0 for e in ests], capsize=3,
+           color=["C%d" % i for i in range(len(ests))])
+    ax.set_xticks(range(len(ests)), names, rotation=25, ha="right",
+                  fontsize=8)
+    if xlabel:
+        ax.set_xlabel(xlabel)
+
+
+def _lines(ax, series, xlabel):
+    xs = sorted({x for _, pts in series for x, _ in pts})
+    dodge = (xs[-1] - xs[0]) * 0.008
+    for i, (v, pts) in enumerate(series):
+        off = (i - (len(series) - 1) / 2) * dodge
+        ax.errorbar([x + off for x, _ in pts], [e.mean for _, e in pts],
+                    yerr=[e.half or 0 for _, e in pts], marker="o",
+                    capsize=3, label=v)
+    ax.set_xlabel(xlabel)
+    ax.legend(fontsize=7, ncol=2)
+
+
 def plot(res, path):
+    """The seed's axes: the metric against the sweep, one line per
+    variant (error bars: 95 % CI); bars where one x value was run."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     exp = res.exp
+    series = _series(res)
+    xs = {x for _, pts in series for x, _ in pts}
+    label = exp.sweep.get("label", exp.sweep["key"]) if exp.sweep else ""
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    if exp.sweep:
-        scale = exp.sweep.get("scale", 1)
-        for v in exp.variants:
-            pts = [(p, res.estimate(v, p)) for p in res.points()]
-            pts = [(next(iter(p.values())) * scale, e) for p, e in pts
-                   if e.n]
-            if not pts:
-                continue
-            ax.errorbar([x for x, _ in pts], [e.mean for _, e in pts],
-                        yerr=[e.half or 0 for _, e in pts], marker="o",
-                        capsize=3, label=v)
-        ax.set_xlabel(exp.sweep.get("label", exp.sweep["key"]))
+    if len(xs) > 1:
+        _lines(ax, series, label)
     else:
-        ests = [(v, res.estimate(v, {})) for v in exp.variants]
-        ests = [(v, e) for v, e in ests if e.n]
-        ax.bar(range(len(ests)), [e.mean for _, e in ests],
-               yerr=[e.half or 0 for _, e in ests], capsize=3)
-        ax.set_xticks(range(len(ests)), [v for v, _ in ests], rotation=30)
+        x = next(iter(xs), None)
+        _bars(ax, series, "%s = %g" % (label, x) if x is not None else "")
     ax.set_ylabel(exp.ylabel)
     ax.set_title("%s (%s, %s)" % (exp.source, res.mode, exp.name),
                  fontsize=9)
     ax.set_ylim(bottom=0)
-    if exp.sweep:
-        ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
