@@ -29,6 +29,7 @@ import threading
 from . import dist
 from .paths import TOP
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS
+
 TC_LIB = os.path.join(TOP, "build", "tclib")
 _counter = itertools.count()
 _tclib_lock = threading.Lock()
