@@ -248,17 +248,18 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True):
     return res, data_flow(sampler.rows)
 
 
+def bottleneck_json(topo):
+    """`tc -s -j qdisc show` of the bottleneck (R1's egress b)."""
+    out = topo.ex(topo.r1, ["tc", "-s", "-j", "qdisc", "show", "dev",
+                            "b"]).stdout
+    return json.loads(out or "[]")
+
+
 def bottleneck_stats(topo):
     """Bytes R1's bottleneck qdisc has sent (layer 2, all packets) and
     packets it has dropped (the root counts its queue's drops)."""
-    out = topo.ex(topo.r1, ["tc", "-s", "qdisc", "show", "dev", "b"]).stdout
-    m = re.search(r"Sent (\d+) bytes \d+ pkt \(dropped (\d+)", out)
-    return int(m.group(1)), int(m.group(2))
-
-
-def bottleneck_sent(topo):
-    """Bytes R1's bottleneck qdisc has sent (layer 2, all packets)."""
-    return bottleneck_stats(topo)[0]
+    root = [q for q in bottleneck_json(topo) if q.get("root")][0]
+    return root["bytes"], root["drops"]
 
 
 def goodput_bps(res, duration):

@@ -87,13 +87,6 @@ def set_param(module, param, value):
                            (module, param, value, e)) from None
 
 
-def bottleneck_json(topo):
-    """`tc -s -j qdisc show` of the bottleneck (R1's egress b)."""
-    out = topo.ex(topo.r1, ["tc", "-s", "-j", "qdisc", "show", "dev",
-                            "b"]).stdout
-    return json.loads(out or "[]")
-
-
 # Levels, not counters: their difference over a run means nothing.
 GAUGES = {"refcnt", "backlog", "qlen", "records", "flows", "record_bytes",
           "handle", "parent"}
@@ -194,7 +187,7 @@ def read_back(topo, keys):
 
 
 def snapshot(topo):
-    return {"qdisc": bottleneck_json(topo),
+    return {"qdisc": measure.bottleneck_json(topo),
             "snd": [measure.nstat(topo, ns) for ns in topo.snd],
             "rcv": [measure.nstat(topo, ns) for ns in topo.rcv],
             "proc_snd": _sum(proc_counters(topo, ns) for ns in topo.snd),

@@ -23,6 +23,19 @@ def satnet(*args):
                           text=True, timeout=900)
 
 
+def test_satnet_is_installed_from_this_checkout():
+    """The command imports the package of the checkout under test (the
+    last one tools/install-deps.sh set up), from any folder."""
+    exe = shutil.which("satnet")
+    assert exe, "satnet is not installed: run tools/install-deps.sh"
+    interp = open(exe).readline()[2:].strip()
+    r = subprocess.run([interp, "-c", "import satnet.paths as p; "
+                        "print(p.TOP)"], capture_output=True, text=True,
+                       cwd="/")
+    assert r.stdout.strip() == TOP, "satnet comes from %r: run " \
+        "tools/install-deps.sh in %s" % (r.stdout.strip(), TOP)
+
+
 def test_run_two_points_then_report(tmp_path):
     res = str(tmp_path / "results")
     args = ["run", EXP, "--point", "forward.per=0.001", "--reps", "1",

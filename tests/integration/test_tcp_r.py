@@ -29,7 +29,7 @@ from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
 from satnet.record import jain
-from satnet.runner import bottleneck_json, load_cc, qdisc_totals, together
+from satnet.runner import load_cc, qdisc_totals, together
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import TOP, Topology, run
 
@@ -134,9 +134,9 @@ def mixed_run(sc, profile, ccs, duration):
                 "ss_last": rows[-1] if rows else {}}
 
     with Topology(sc, profile) as topo:
-        q0 = qdisc_totals(bottleneck_json(topo))
+        q0 = qdisc_totals(measure.bottleneck_json(topo))
         flows = together(flow, [{"cc": cc} for cc in ccs])
-        q1 = qdisc_totals(bottleneck_json(topo))
+        q1 = qdisc_totals(measure.bottleneck_json(topo))
     xs = {k.split(".", 1)[1]: q1[k] - q0.get(k, 0) for k in q1
           if k.startswith("epdn.")}
     sent = (q1["htb.bytes"] - q0["htb.bytes"]) * 8 / duration
