@@ -303,7 +303,8 @@ def _one_flow_mib(o, rec, cc, exact=True):
         rec["bottleneck"]["backlog_packets"] = backlog
 
 
-def _rn_bench(o, rec):
+def _one_flow(o, rec):
+    """tools/bench-rn and test_tcp_r.py record(): one flow's MIB."""
     cc = o.pop("cc")
     _one_flow_mib(o, rec, cc)
     _summarize(rec)
@@ -328,13 +329,6 @@ def _rn_e2e(o, rec):
     if "tcp_recovery" in o:
         rec["meta"]["sysctl"] = {"sender": {
             "net.ipv4.tcp_recovery": o.pop("tcp_recovery")}}
-    _one_flow_mib(o, rec, cc)
-    _summarize(rec)
-    return _finish(rec, o)
-
-
-def _tcpr_flow(o, rec):
-    cc = o.pop("cc")
     _one_flow_mib(o, rec, cc)
     _summarize(rec)
     return _finish(rec, o)
@@ -446,8 +440,8 @@ def _esack(old, source, line):
 
 CONVERTERS = {"bench": _bench, "deepspace-trace": _trace, "mix": _mix,
               "tcp-r-mix-summary": _tcpr_mix_summary,
-              "rn-bench": _rn_bench, "rn-bench-udp": _rn_udp,
-              "rn-e2e": _rn_e2e, "tcp-r-flow": _tcpr_flow}
+              "rn-bench": _one_flow, "rn-bench-udp": _rn_udp,
+              "rn-e2e": _rn_e2e, "tcp-r-flow": _one_flow}
 
 
 def _variant_of(shape, o):
