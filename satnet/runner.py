@@ -89,6 +89,7 @@ def set_param(module, param, value):
 
 # Levels, not counters: their difference over a run means nothing.
 GAUGES = {"refcnt", "backlog", "qlen", "records", "flows", "record_bytes",
+          "memory_used",
           "handle", "parent"}
 
 

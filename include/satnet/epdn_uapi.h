@@ -73,6 +73,17 @@ struct tc_epdn_xstats {
 	__u64	red_marks;	/* RED CE marks */
 	__u32	flows;		/* table capacity in records */
 	__u32	record_bytes;	/* table memory per record, bytes */
+	__u64	memory_used;	/* table memory, bytes (memcg-accounted) */
+	__u64	flushed;	/* records dropped by a change of flows */
+	__u64	span_resets;	/* merges past EPDN_SPAN_MAX: restarted */
+	__u64	unshared;	/* shared packets copied before stamping */
 };
+
+/*
+ * A record or option never spans more sequence space than this: beyond
+ * 2^31 bytes the ends can no longer be ordered, and no TCP window (at
+ * most 2^30 bytes) holds more.
+ */
+#define EPDN_SPAN_MAX		(1U << 30)
 
 #endif /* SATNET_EPDN_UAPI_H */
