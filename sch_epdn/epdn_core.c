@@ -10,47 +10,83 @@
 
 /* ---- sequence ranges (seed 001 §III-A, §III-B) ---- */
 
-void epdn_range_merge(struct epdn_range *dst, const struct epdn_range *src)
+/* A range spans less than EPDN_SPAN_MAX: its ends can be ordered. */
+bool epdn_range_valid(const struct epdn_range *r)
 {
-	dst->min = epdn_seq_min(dst->min, src->min);
-	dst->max = epdn_seq_max(dst->max, src->max);
+	return r->max - r->min < EPDN_SPAN_MAX;
 }
 
-/* ---- hashing: murmur3 over the three key words, random seed ---- */
-
-static u32 epdn_rotl(u32 x, unsigned int r)
+/* Does @u hold both ends of @r?  Offsets from u->min, so wrap is harmless. */
+static bool epdn_range_covers(const struct epdn_range *u,
+			      const struct epdn_range *r)
 {
-	return (x << r) | (x >> (32 - r));
+	u32 span = u->max - u->min;
+
+	return r->min - u->min <= span && r->max - u->min <= span;
 }
 
-static u32 epdn_mix(u32 h, u32 k)
+/*
+ * Widen @dst to cover @src; false, leaving @dst, when the union would
+ * span EPDN_SPAN_MAX or more (or the ends are 2^31 apart, where before()
+ * cannot order them and the candidate union misses one of the ranges).
+ */
+bool epdn_range_merge(struct epdn_range *dst, const struct epdn_range *src)
 {
-	k *= 0xcc9e2d51;
-	k = epdn_rotl(k, 15);
-	k *= 0x1b873593;
-	h ^= k;
-	h = epdn_rotl(h, 13);
-	return h * 5 + 0xe6546b64;
+	struct epdn_range u = {
+		.min = epdn_seq_min(dst->min, src->min),
+		.max = epdn_seq_max(dst->max, src->max),
+	};
+
+	if (!epdn_range_valid(dst) || !epdn_range_valid(src) ||
+	    !epdn_range_valid(&u) || !epdn_range_covers(&u, dst) ||
+	    !epdn_range_covers(&u, src))
+		return false;
+	*dst = u;
+	return true;
 }
 
-static u32 epdn_fmix(u32 h)
+/* ---- hashing: SipHash-1-3 of the 5-tuple under a random 128-bit key ---- */
+
+static u64 epdn_rotl64(u64 x, unsigned int r)
 {
-	h ^= h >> 16;
-	h *= 0x85ebca6b;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35;
-	h ^= h >> 16;
-	return h;
+	return (x << r) | (x >> (64 - r));
 }
 
-u32 epdn_hash(const struct epdn_key *key, u32 seed)
+static void epdn_sipround(u64 *v)
 {
-	u32 h = seed;
+	v[0] += v[1];
+	v[1] = epdn_rotl64(v[1], 13) ^ v[0];
+	v[0] = epdn_rotl64(v[0], 32);
+	v[2] += v[3];
+	v[3] = epdn_rotl64(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = epdn_rotl64(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = epdn_rotl64(v[1], 17) ^ v[2];
+	v[2] = epdn_rotl64(v[2], 32);
+}
 
-	h = epdn_mix(h, key->saddr);
-	h = epdn_mix(h, key->daddr);
-	h = epdn_mix(h, ((u32)key->sport << 16) | key->dport);
-	return epdn_fmix(h ^ 12);
+/* The 12 key bytes as two little-endian words, length in the top byte. */
+u64 epdn_hash(const struct epdn_key *key, const struct epdn_hkey *k)
+{
+	u64 m0 = (u64)key->saddr | (u64)key->daddr << 32;
+	u64 m1 = (u64)key->sport | (u64)key->dport << 16 | (u64)12 << 56;
+	u64 v[4] = {
+		k->k0 ^ 0x736f6d6570736575ULL, k->k1 ^ 0x646f72616e646f6dULL,
+		k->k0 ^ 0x6c7967656e657261ULL, k->k1 ^ 0x7465646279746573ULL,
+	};
+
+	v[3] ^= m0;
+	epdn_sipround(v);
+	v[0] ^= m0;
+	v[3] ^= m1;
+	epdn_sipround(v);
+	v[0] ^= m1;
+	v[2] ^= 0xff;
+	epdn_sipround(v);
+	epdn_sipround(v);
+	epdn_sipround(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
 /* ---- slots ---- */
@@ -80,310 +116,224 @@ static u32 epdn_age(u32 now, u32 stamp)
 	return age < 0 ? 0 : (u32)age;
 }
 
-static u32 epdn_home(const struct epdn_table *t, const struct epdn_key *key)
+static bool epdn_expired(const struct epdn_table *t,
+			 const struct epdn_rec *rec, u32 now)
 {
-	return (u32)(((u64)epdn_hash(key, t->seed) * t->cap) >> 32);
+	return epdn_age(now, rec->stamp) > t->idle;
 }
 
-static u32 epdn_next(const struct epdn_table *t, u32 i)
+/* The first slot of the key's set. */
+static struct epdn_rec *epdn_set(const struct epdn_table *t,
+				 const struct epdn_key *key)
 {
-	return i + 1 == t->cap ? 0 : i + 1;
-}
+	u32 h = (u32)epdn_hash(key, &t->hkey);
 
-/* Is x in the cyclic interval (lo, hi]? */
-static bool epdn_cyclic_in(u32 lo, u32 x, u32 hi)
-{
-	if (lo <= hi)
-		return lo < x && x <= hi;
-	return lo < x || x <= hi;
+	return &t->slot[(((u64)h * t->nsets) >> 32) * EPDN_WAYS];
 }
 
 /* ---- table ---- */
 
+u32 epdn_table_sets(u32 flows)
+{
+	return flows ? (flows - 1) / EPDN_WAYS + 1 : 1;
+}
+
 u32 epdn_table_slots(u32 flows)
 {
-	u32 spare = flows / 8;
+	return epdn_table_sets(flows) * EPDN_WAYS;
+}
 
-	return flows + (spare ? spare : 1);
+u64 epdn_table_memory(u32 flows)
+{
+	return (u64)epdn_table_slots(flows) * sizeof(struct epdn_rec);
 }
 
 /* Table memory per record at capacity, rounded up: seed 001 §V. */
 u32 epdn_record_bytes(u32 flows)
 {
-	u64 bytes = (u64)epdn_table_slots(flows) * sizeof(struct epdn_rec);
+	u32 slots = epdn_table_slots(flows);
 
-	return (u32)((bytes + flows - 1) / flows);
+	return (u32)((epdn_table_memory(flows) + slots - 1) / slots);
 }
 
 void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows,
-		     u32 seed)
+		     u32 idle, const struct epdn_hkey *hkey)
 {
 	memset(t, 0, sizeof(*t));
-	t->slot = slot;
-	t->flows = flows ? flows : 1;
-	t->cap = epdn_table_slots(t->flows);
-	t->seed = seed;
-}
-
-struct epdn_rec *epdn_table_find(struct epdn_table *t,
-				 const struct epdn_key *key)
-{
-	u32 i;
-
-	if (!t->count)
-		return NULL;
-	/* count <= flows < cap: the probe meets a free slot. */
-	for (i = epdn_home(t, key); ; i = epdn_next(t, i)) {
-		struct epdn_rec *rec = &t->slot[i];
-
-		if (epdn_slot_free(rec))
-			return NULL;
-		if (epdn_key_eq(&rec->key, key))
-			return rec;
-	}
-}
-
-/* Backward-shift deletion: pull later members of the cluster into the hole. */
-void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec)
-{
-	u32 hole = (u32)(rec - t->slot);
-	u32 j = hole;
-
-	for (;;) {
-		u32 home;
-
-		j = epdn_next(t, j);
-		if (epdn_slot_free(&t->slot[j]))
-			break;
-		home = epdn_home(t, &t->slot[j].key);
-		if (epdn_cyclic_in(hole, home, j))
-			continue;
-		t->slot[hole] = t->slot[j];
-		hole = j;
-	}
-	memset(&t->slot[hole], 0, sizeof(t->slot[hole]));
-	t->count--;
-}
-
-static void epdn_table_put(struct epdn_table *t, const struct epdn_key *key,
-			   u32 min, u32 max, u32 stamp)
-{
-	u32 i = epdn_home(t, key);
-
-	while (!epdn_slot_free(&t->slot[i]))
-		i = epdn_next(t, i);
-	t->slot[i].key = *key;
-	t->slot[i].min = min;
-	t->slot[i].max = max;
-	t->slot[i].stamp = stamp;
-	t->count++;
+	epdn_table_resize(t, slot, flows, hkey);
+	t->idle = idle;
 }
 
 /*
- * Eviction of the oldest record (docs/epdn.md) without an LRU list: a scan
- * caches the EPDN_VICTIMS oldest records, oldest first.  Every record
- * created or merged later carries a newer stamp, and every other record
- * was younger at scan time, so while one cached victim is still live and
- * unchanged (same key, same stamp) it is the oldest record in the table.
- * One scan thus serves up to EPDN_VICTIMS evictions.
+ * Take a new, zeroed slot array of @flows records and a new hash key: the
+ * live records are dropped (counted in flushed), not moved, so a resize
+ * costs the same whatever the table holds.  The caller frees the old array.
  */
-static void epdn_victims_add(struct epdn_table *t, const struct epdn_rec *rec,
-			     u32 now)
+void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
+		       u32 flows, const struct epdn_hkey *hkey)
 {
-	u32 age = epdn_age(now, rec->stamp);
-	u32 n = t->nvict;
-	u32 i;
-
-	if (n == EPDN_VICTIMS) {
-		if (age <= epdn_age(now, t->vict[n - 1].stamp))
-			return;
-		n--;
-	}
-	for (i = n; i > 0 && epdn_age(now, t->vict[i - 1].stamp) < age; i--)
-		t->vict[i] = t->vict[i - 1];
-	t->vict[i].key = rec->key;
-	t->vict[i].stamp = rec->stamp;
-	t->nvict = n + 1;
+	t->flushed += t->count;
+	t->slot = slot;
+	t->nsets = epdn_table_sets(flows);
+	t->cap = t->nsets * EPDN_WAYS;
+	t->hkey = *hkey;
+	t->count = 0;
+	t->cursor = 0;
 }
 
-static void epdn_victims_refill(struct epdn_table *t, u32 now)
+/*
+ * Free a slot, keeping each set's records in its first ways: the last
+ * record of the set moves into the hole, so a scan stops at a free slot.
+ */
+static void epdn_slot_release(struct epdn_table *t, struct epdn_rec *set,
+			      struct epdn_rec *rec)
 {
-	u32 i;
+	struct epdn_rec *last = rec;
 
-	t->nvict = 0;
-	t->vnext = 0;
-	for (i = 0; i < t->cap; i++)
-		if (!epdn_slot_free(&t->slot[i]))
-			epdn_victims_add(t, &t->slot[i], now);
+	while (last + 1 < set + EPDN_WAYS && !epdn_slot_free(last + 1))
+		last++;
+	*rec = *last;
+	memset(last, 0, sizeof(*last));
+	t->count--;
 }
 
-static bool epdn_victims_take(struct epdn_table *t)
+void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec)
 {
-	while (t->vnext < t->nvict) {
-		const struct epdn_victim *v = &t->vict[t->vnext++];
-		struct epdn_rec *rec = epdn_table_find(t, &v->key);
+	u32 i = (u32)(rec - t->slot);
 
-		if (rec && rec->stamp == v->stamp) {
-			epdn_table_remove(t, rec);
-			return true;
-		}
-	}
-	return false;
+	epdn_slot_release(t, &t->slot[i - i % EPDN_WAYS], rec);
 }
 
-static void epdn_evict_oldest(struct epdn_table *t, u32 now)
+/*
+ * The flow's live record, or NULL.  A record idle longer than t->idle is
+ * gone (seed 001 §III-C) even before the sweep reaches it: it is freed here.
+ */
+struct epdn_rec *epdn_table_find(struct epdn_table *t,
+				 const struct epdn_key *key, u32 now)
 {
+	struct epdn_rec *set, *rec;
+
 	if (!t->count)
-		return;
-	if (!epdn_victims_take(t)) {
-		epdn_victims_refill(t, now);
-		epdn_victims_take(t);
+		return NULL;
+	set = epdn_set(t, key);
+	for (rec = set; rec < set + EPDN_WAYS; rec++) {
+		if (epdn_slot_free(rec))
+			return NULL;
+		if (!epdn_key_eq(&rec->key, key))
+			continue;
+		if (!epdn_expired(t, rec, now))
+			return rec;
+		epdn_slot_release(t, set, rec);
+		t->aged++;
+		return NULL;
 	}
-	t->evicted++;
+	return NULL;
+}
+
+/*
+ * The slot a new record takes in a full set: the oldest record, which has
+ * expired (aged) or is evicted.  Ties go to the lowest way.
+ */
+static struct epdn_rec *epdn_set_victim(struct epdn_table *t,
+					struct epdn_rec *set, u32 now)
+{
+	struct epdn_rec *victim = set, *rec;
+
+	for (rec = set + 1; rec < set + EPDN_WAYS; rec++)
+		if (epdn_age(now, rec->stamp) > epdn_age(now, victim->stamp))
+			victim = rec;
+	if (epdn_expired(t, victim, now))
+		t->aged++;
+	else
+		t->evicted++;
+	return victim;
+}
+
+static void epdn_rec_set(struct epdn_rec *rec, const struct epdn_key *key,
+			 const struct epdn_range *r, u32 now)
+{
+	rec->key = *key;
+	rec->min = r->min;
+	rec->max = r->max;
+	rec->stamp = epdn_stamp(now);
+}
+
+/* A merge past EPDN_SPAN_MAX restarts the record at the newest drop. */
+static void epdn_rec_merge(struct epdn_table *t, struct epdn_rec *rec,
+			   const struct epdn_range *r, u32 now)
+{
+	struct epdn_range cur = { .min = rec->min, .max = rec->max };
+
+	if (!epdn_range_merge(&cur, r)) {
+		cur = *r;
+		t->span_resets++;
+	}
+	rec->min = cur.min;
+	rec->max = cur.max;
+	rec->stamp = epdn_stamp(now);
 }
 
 /*
  * Record a drop (seed 001 §III-A): merge into the flow's record,
- * E:max = max(E:max, P:n, P:max) and E:min likewise, or create one,
- * evicting the oldest record when the table holds @flows records (§III-C,
- * docs/epdn.md).  Either way the record's timestamp becomes @now.
+ * E:max = max(E:max, P:n, P:max) and E:min likewise, or create one in the
+ * flow's set, which, when full, gives up its oldest record (§III-C,
+ * docs/epdn.md).  Either way the record's timestamp becomes @now.  At
+ * most EPDN_WAYS slots are read, whatever the table holds.
  */
 enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 				       const struct epdn_key *key,
 				       const struct epdn_range *r, u32 now)
 {
-	struct epdn_rec *rec = epdn_table_find(t, key);
+	struct epdn_rec *rec = epdn_table_find(t, key, now);
+	struct epdn_rec *set;
 
 	t->recorded++;
 	if (rec) {
-		rec->min = epdn_seq_min(rec->min, r->min);
-		rec->max = epdn_seq_max(rec->max, r->max);
-		rec->stamp = epdn_stamp(now);
+		epdn_rec_merge(t, rec, r, now);
 		t->rec_merged++;
 		return EPDN_REC_MERGED;
 	}
-	if (t->count >= t->flows)
-		epdn_evict_oldest(t, now);
-	epdn_table_put(t, key, r->min, r->max, epdn_stamp(now));
+	set = epdn_set(t, key);
+	for (rec = set; rec < set + EPDN_WAYS; rec++)
+		if (epdn_slot_free(rec))
+			break;
+	if (rec == set + EPDN_WAYS)
+		rec = epdn_set_victim(t, set, now);
+	else
+		t->count++;
+	epdn_rec_set(rec, key, r, now);
 	return EPDN_REC_NEW;
 }
 
 /*
- * Ageing (seed 001 §III-C): visit @budget slots from the cursor and remove
- * records idle longer than @idle ticks.  A removal pulls a later record
- * into the same slot, so the slot is examined again before moving on.
+ * The ageing sweep (seed 001 §III-C): visit @budget sets from the cursor
+ * and free the records idle longer than t->idle.  Lookups already ignore
+ * such records; the sweep gives their slots back and keeps count honest.
  */
-u32 epdn_table_age(struct epdn_table *t, u32 now, u32 idle, u32 budget)
+u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget)
 {
 	u32 removed = 0;
-	u32 i;
+	u32 i = t->cursor;
 
-	if (budget > t->cap)
-		budget = t->cap;
-	i = t->cursor < t->cap ? t->cursor : 0;
+	if (budget > t->nsets)
+		budget = t->nsets;
 	while (budget--) {
-		struct epdn_rec *rec = &t->slot[i];
+		struct epdn_rec *set = &t->slot[i * EPDN_WAYS];
+		struct epdn_rec *rec = set;
 
-		while (!epdn_slot_free(rec) &&
-		       epdn_age(now, rec->stamp) > idle) {
-			epdn_table_remove(t, rec);
-			removed++;
+		while (rec < set + EPDN_WAYS && !epdn_slot_free(rec)) {
+			if (epdn_expired(t, rec, now)) {
+				epdn_slot_release(t, set, rec);
+				removed++;
+			} else {
+				rec++;
+			}
 		}
-		i = epdn_next(t, i);
+		i = i + 1 == t->nsets ? 0 : i + 1;
 	}
 	t->cursor = i;
 	t->aged += removed;
 	return removed;
-}
-
-static u32 epdn_count_aged(const struct epdn_table *t, u32 now, u32 age)
-{
-	u32 n = 0;
-	u32 i;
-
-	for (i = 0; i < t->cap; i++)
-		if (!epdn_slot_free(&t->slot[i]) &&
-		    epdn_age(now, t->slot[i].stamp) >= age)
-			n++;
-	return n;
-}
-
-/* Remove up to @n records with age >= @age, scanning the whole table. */
-static u32 epdn_evict_aged(struct epdn_table *t, u32 now, u32 age, u32 n)
-{
-	u32 done = 0;
-	u32 i;
-
-	for (i = 0; i < t->cap && done < n; i++) {
-		struct epdn_rec *rec = &t->slot[i];
-
-		while (done < n && !epdn_slot_free(rec) &&
-		       epdn_age(now, rec->stamp) >= age) {
-			epdn_table_remove(t, rec);
-			done++;
-		}
-	}
-	return done;
-}
-
-/*
- * Evict the oldest records until at most @target remain.  A binary search
- * finds the greatest age A with at least "excess" records aged >= A; all
- * records older than A go, then records of age A until the excess is met.
- * 32 counting passes: O(cap), whatever the excess.
- */
-void epdn_table_trim(struct epdn_table *t, u32 target, u32 now)
-{
-	u32 excess, lo = 0, hi = ~0U, done;
-
-	if (t->count <= target)
-		return;
-	excess = t->count - target;
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2 + 1;
-
-		if (epdn_count_aged(t, now, mid) >= excess)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	done = lo < ~0U ? epdn_evict_aged(t, now, lo + 1, excess) : 0;
-	done += epdn_evict_aged(t, now, lo, excess - done);
-	t->evicted += done;
-	t->nvict = 0;
-	t->vnext = 0;
-}
-
-/*
- * Move every record of @src into the empty table @dst (a resize), keeping
- * the newest dst->flows records.  Counters carry over; @src ends empty.
- */
-void epdn_table_move(struct epdn_table *dst, struct epdn_table *src, u32 now)
-{
-	u32 i;
-
-	epdn_table_trim(src, dst->flows, now);
-	for (i = 0; i < src->cap; i++) {
-		const struct epdn_rec *rec = &src->slot[i];
-
-		if (!epdn_slot_free(rec))
-			epdn_table_put(dst, &rec->key, rec->min, rec->max,
-				       rec->stamp);
-	}
-	dst->recorded = src->recorded;
-	dst->rec_merged = src->rec_merged;
-	dst->evicted = src->evicted;
-	dst->aged = src->aged;
-	epdn_table_clear(src);
-}
-
-void epdn_table_clear(struct epdn_table *t)
-{
-	memset(t->slot, 0, (size_t)t->cap * sizeof(*t->slot));
-	t->count = 0;
-	t->cursor = 0;
-	t->nvict = 0;
-	t->vnext = 0;
 }
 
 /* ---- option codec (docs/epdn.md, include/satnet/epdn_wire.h) ---- */
@@ -470,20 +420,27 @@ bool epdn_opt_range(const struct epdn_opt *o, struct epdn_range *r)
 
 /*
  * Stamp into a carried option (seed 001 §III-B): an empty one takes the
- * record, a filled one keeps the min of mins and the max of maxes.
+ * record, a filled one keeps the min of mins and the max of maxes.  A
+ * union past EPDN_SPAN_MAX (or a carried range already past it) is
+ * replaced by the record's range, and the result is false.
  */
-void epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
+bool epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
 			u8 flags)
 {
+	struct epdn_range cur = { .min = o->min, .max = o->max };
+	bool merged = true;
+
 	if (o->flags & EPDN_F_EMPTY) {
-		o->min = r->min;
-		o->max = r->max;
+		cur = *r;
 		o->flags &= ~EPDN_F_EMPTY;
-	} else {
-		o->min = epdn_seq_min(o->min, r->min);
-		o->max = epdn_seq_max(o->max, r->max);
+	} else if (!epdn_range_merge(&cur, r)) {
+		cur = *r;
+		merged = false;
 	}
+	o->min = cur.min;
+	o->max = cur.max;
 	o->flags |= flags & EPDN_FLAGS_MASK;
+	return merged;
 }
 
 /*
@@ -499,10 +456,17 @@ void epdn_opt_new(struct epdn_opt *o, u8 ttl, const struct epdn_range *r,
 	o->max = r->max;
 }
 
-/* One EPDN hop: EPDN-TTL falls with TTL (seed 001 §III-D), never wraps. */
-u8 epdn_ttl_hop(u8 ettl)
+/*
+ * EPDN-TTL after an EPDN hop (seed 001 §III-D): it follows TTL when the
+ * packet is exactly one decrement behind it, which is this router's own.
+ * After a legacy router the gap is wider and stays; a packet whose TTL
+ * was not lowered here (sent by this host, bridged, or seen by a second
+ * epdn qdisc on the same path through this host) keeps it.  Applying the
+ * rule twice changes nothing, and no guess of "forwarded" is needed.
+ */
+u8 epdn_ttl_hop(u8 ettl, u8 ttl)
 {
-	return ettl ? ettl - 1 : 0;
+	return ettl == ttl + 1 ? ttl : ettl;
 }
 
 /* ---- header parsing ---- */

@@ -15,7 +15,9 @@
  * The record table, the option codec and the stamp decision live in
  * epdn_core.c, plain C shared with the unit tests.  Everything here runs
  * under the root qdisc lock: enqueue, dequeue, the ageing timer (which
- * takes that lock like sch_red's adaptive timer) and change.
+ * takes that lock like sch_red's adaptive timer) and change.  Every
+ * packet costs at most one set of the table (EPDN_WAYS records); the
+ * timer runs only while records exist and visits EPDN_SWEEP_SETS sets.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -35,7 +37,7 @@
 #include <satnet/epdn_core.h>
 #include <satnet/epdn_uapi.h>
 
-#define EPDN_AGE_STEPS	8	/* ageing visits the table in 8 slices */
+#define EPDN_SWEEP_SETS	128	/* sets the ageing sweep visits per run */
 #define EPDN_MIN_BYTES	64	/* smallest non-zero byte limit */
 
 struct epdn_params {
@@ -67,6 +69,8 @@ struct epdn_stats {
 	u64 fragments;
 	u64 malformed;
 	u64 nomem;
+	u64 unshared;
+	u64 span_resets;
 	u64 overflow_drops;
 	u64 corrupt_drops;
 	u64 red_drops;
@@ -76,7 +80,6 @@ struct epdn_stats {
 struct epdn_sched_data {
 	struct epdn_params p;
 	struct epdn_table table;
-	struct epdn_table resize;	/* scratch for change, under lock */
 	struct red_parms red_parms;
 	struct red_vars red_vars;
 	struct timer_list age_timer;
@@ -195,6 +198,12 @@ static void epdn_count_class(struct epdn_stats *st, enum epdn_class c)
 
 /* ---- recording drops (seed 001 §III-A) ---- */
 
+/* The sweep's period: a record outlives idle by a few periods at most. */
+static unsigned long epdn_age_period(const struct epdn_sched_data *q)
+{
+	return clamp_t(unsigned long, q->idle_jiffies / 8, 1, HZ / 20);
+}
+
 /* v2 records every drop at this gateway; v3 only congestion drops. */
 static bool epdn_records(const struct epdn_sched_data *q,
 			 enum epdn_drop_cause cause)
@@ -213,10 +222,13 @@ static void epdn_record_drop(struct epdn_sched_data *q, struct sk_buff *skb)
 	if (!epdn_tcp_range(&pkt.tcp, &r))
 		return;		/* a pure ACK loses no data */
 	/* E:max = max(E:max, P:n, P:max), E:min likewise. */
-	if (pkt.has_opt && epdn_opt_range(&pkt.opt, &carried))
-		epdn_range_merge(&r, &carried);
+	if (pkt.has_opt && epdn_opt_range(&pkt.opt, &carried) &&
+	    !epdn_range_merge(&r, &carried))
+		q->st.span_resets++;
 	epdn_flow_key(&pkt.ip, &pkt.tcp, &key);
 	epdn_table_record(&q->table, &key, &r, (u32)jiffies);
+	if (!timer_pending(&q->age_timer))
+		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
 }
 
 static void epdn_count_drop(struct epdn_stats *st, enum epdn_drop_cause cause)
@@ -309,10 +321,10 @@ static int epdn_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 
 /* ---- stamping on dequeue (seed 001 §III-B, §III-D) ---- */
 
-/* Only a forwarded packet had its TTL lowered by this router. */
-static bool epdn_forwarded(const struct sk_buff *skb)
+/* A packet this host sends (no input device) proves the whole path. */
+static bool epdn_local(const struct sk_buff *skb)
 {
-	return skb->skb_iif != 0;
+	return skb->skb_iif == 0;
 }
 
 static u8 epdn_stamp_flags(const struct epdn_sched_data *q)
@@ -321,15 +333,23 @@ static u8 epdn_stamp_flags(const struct epdn_sched_data *q)
 }
 
 /*
- * pskb_expand_head() BUGs on a shared skb (pktgen's queue_xmit mode keeps
- * a reference to what it sends): edit a shared skb only when its header is
- * private, linear and has the headroom, so that nothing must be copied.
+ * Someone else holds a reference to a shared skb (pktgen keeps what it
+ * sends): write into a clone of our own, whose header skb_ensure_writable()
+ * and skb_cow_head() then copy.  NULL, with @skb untouched, when that fails.
  */
-static bool epdn_needs_copy(const struct sk_buff *skb, u32 len, u32 head)
+static struct sk_buff *epdn_unshare(struct epdn_sched_data *q,
+				    struct sk_buff *skb)
 {
-	return skb_shared(skb) &&
-	       (skb_cloned(skb) || skb_headlen(skb) < len ||
-		skb_headroom(skb) < head);
+	struct sk_buff *nskb;
+
+	if (!skb_shared(skb))
+		return skb;
+	nskb = skb_clone(skb, GFP_ATOMIC);
+	if (!nskb)
+		return NULL;
+	consume_skb(skb);
+	q->st.unshared++;
+	return nskb;
 }
 
 /* Rewrite the carried option in place and fix the header checksum. */
@@ -338,8 +358,7 @@ static int epdn_write_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 {
 	u32 off = pkt->noff + pkt->ip.opt_off;
 
-	if (epdn_needs_copy(skb, off + EPDN_OPT_LEN, 0) ||
-	    skb_ensure_writable(skb, off + EPDN_OPT_LEN))
+	if (skb_ensure_writable(skb, off + EPDN_OPT_LEN))
 		return -ENOMEM;
 	epdn_opt_encode(skb->data + off, o);
 	ip_send_check(ip_hdr(skb));
@@ -360,8 +379,7 @@ static int epdn_insert_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 	bool mac_moves;
 	struct iphdr *iph;
 
-	if (epdn_needs_copy(skb, hlen, EPDN_OPT_LEN) ||
-	    skb_ensure_writable(skb, hlen) || skb_cow_head(skb, EPDN_OPT_LEN))
+	if (skb_ensure_writable(skb, hlen) || skb_cow_head(skb, EPDN_OPT_LEN))
 		return -ENOMEM;
 	mac_moves = skb_mac_header_was_set(skb) && skb_mac_offset(skb) >= 0;
 	__skb_push(skb, EPDN_OPT_LEN);
@@ -381,17 +399,6 @@ static int epdn_insert_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 }
 
 /*
- * EPDN-TTL of a carried option after this hop (docs/epdn.md): ip_forward
- * already lowered TTL, so lower EPDN-TTL by one too; a locally sent packet
- * crossed no router yet and keeps it.
- */
-static void epdn_opt_hop(const struct sk_buff *skb, struct epdn_pkt *pkt)
-{
-	if (epdn_forwarded(skb))
-		pkt->opt.ttl = epdn_ttl_hop(pkt->opt.ttl);
-}
-
-/*
  * A new option starts EPDN-TTL at the current TTL: this router is then the
  * first proven hop.  On the sending host itself the whole path is proven.
  */
@@ -402,7 +409,7 @@ static void epdn_opt_create(const struct epdn_sched_data *q,
 {
 	u8 flags = epdn_stamp_flags(q);
 
-	if (!epdn_forwarded(skb))
+	if (epdn_local(skb))
 		flags |= EPDN_F_HOST;
 	epdn_opt_new(o, pkt->ip.ttl, r, flags);
 }
@@ -418,38 +425,77 @@ static void epdn_count_defer(struct epdn_stats *st, enum epdn_action act)
 		st->gso_deferred++;
 }
 
-/* Stamp the flow's record into @skb; true when the record was delivered. */
-static bool epdn_stamp(struct Qdisc *sch, struct sk_buff *skb,
-		       struct epdn_pkt *pkt, struct epdn_rec *rec)
+/* The MTU the packet leaves with: the device's, or its route's if lower. */
+static u32 epdn_mtu(struct Qdisc *sch, const struct sk_buff *skb)
+{
+	u32 mtu = READ_ONCE(qdisc_dev(sch)->mtu);
+	const struct dst_entry *dst = skb_dst(skb);
+
+	return dst ? min(mtu, dst_mtu(dst)) : mtu;
+}
+
+/*
+ * The carried option after this hop, built in a copy so that a failed
+ * write leaves the packet's option as it was: EPDN-TTL follows TTL, and
+ * the record's range joins the carried one.
+ */
+static void epdn_opt_merged(struct epdn_sched_data *q,
+			    const struct epdn_pkt *pkt,
+			    const struct epdn_range *r, struct epdn_opt *o)
+{
+	*o = pkt->opt;
+	o->ttl = epdn_ttl_hop(o->ttl, pkt->ip.ttl);
+	if (!epdn_opt_add_range(o, r, epdn_stamp_flags(q)))
+		q->st.span_resets++;
+}
+
+/* Write @o into the packet: a new option or over the carried one. */
+static int epdn_put_opt(struct epdn_sched_data *q, struct sk_buff **pskb,
+			const struct epdn_pkt *pkt, const struct epdn_opt *o)
+{
+	struct sk_buff *skb = epdn_unshare(q, *pskb);
+	int err;
+
+	if (!skb) {
+		err = -ENOMEM;
+	} else {
+		*pskb = skb;
+		err = pkt->has_opt ? epdn_write_opt(skb, pkt, o) :
+				     epdn_insert_opt(skb, pkt, o);
+	}
+	if (err)
+		q->st.nomem++;
+	return err;
+}
+
+/* Stamp the flow's record into *@pskb; true when the record was delivered. */
+static bool epdn_stamp(struct Qdisc *sch, struct sk_buff **pskb,
+		       const struct epdn_pkt *pkt, struct epdn_rec *rec)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
 	struct epdn_range r = { .min = rec->min, .max = rec->max };
-	u32 mtu = READ_ONCE(qdisc_dev(sch)->mtu);
 	enum epdn_action act;
 	struct epdn_opt o;
-	int err;
 
 	act = epdn_stamp_decide(pkt->ip.hdr_len, pkt->has_opt, pkt->gso,
-				pkt->ip.l3_len, mtu);
+				pkt->ip.l3_len, epdn_mtu(sch, *pskb));
 	if (act == EPDN_ACT_INSERT) {
-		epdn_opt_create(q, skb, pkt, &r, &o);
-		err = epdn_insert_opt(skb, pkt, &o);
+		epdn_opt_create(q, *pskb, pkt, &r, &o);
 	} else if (act == EPDN_ACT_MERGE) {
-		epdn_opt_hop(skb, pkt);
-		epdn_opt_add_range(&pkt->opt, &r, epdn_stamp_flags(q));
-		err = epdn_write_opt(skb, pkt, &pkt->opt);
+		epdn_opt_merged(q, pkt, &r, &o);
 	} else {
 		epdn_count_defer(&q->st, act);
 		return false;
 	}
-	if (err) {
-		q->st.nomem++;
+	if (epdn_put_opt(q, pskb, pkt, &o))
 		return false;
-	}
-	if (act == EPDN_ACT_INSERT)
+	if (act == EPDN_ACT_INSERT) {
 		q->st.stamps++;
-	else
+	} else {
 		q->st.merges++;
+		if (o.ttl != pkt->opt.ttl)
+			q->st.ttl_updates++;
+	}
 	epdn_table_remove(&q->table, rec);
 	return true;
 }
@@ -464,25 +510,23 @@ static struct epdn_rec *epdn_find_record(struct epdn_sched_data *q,
 	if (!q->table.count || !epdn_tcp_range(&pkt->tcp, &unused))
 		return NULL;
 	epdn_flow_key(&pkt->ip, &pkt->tcp, &key);
-	return epdn_table_find(&q->table, &key);
+	return epdn_table_find(&q->table, &key, (u32)jiffies);
 }
 
 /* Every packet carrying the option gets its EPDN-TTL updated (seed 001 §III-D). */
-static bool epdn_update_ttl(struct epdn_sched_data *q, struct sk_buff *skb,
-			    struct epdn_pkt *pkt)
+static bool epdn_update_ttl(struct epdn_sched_data *q, struct sk_buff **pskb,
+			    const struct epdn_pkt *pkt)
 {
-	if (!epdn_forwarded(skb))
+	struct epdn_opt o = pkt->opt;
+
+	o.ttl = epdn_ttl_hop(o.ttl, pkt->ip.ttl);
+	if (o.ttl == pkt->opt.ttl || epdn_put_opt(q, pskb, pkt, &o))
 		return false;
-	epdn_opt_hop(skb, pkt);
-	if (epdn_write_opt(skb, pkt, &pkt->opt)) {
-		q->st.nomem++;
-		return false;
-	}
 	q->st.ttl_updates++;
 	return true;
 }
 
-static void epdn_process(struct Qdisc *sch, struct sk_buff *skb)
+static struct sk_buff *epdn_process(struct Qdisc *sch, struct sk_buff *skb)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
 	struct epdn_rec *rec = NULL;
@@ -493,14 +537,11 @@ static void epdn_process(struct Qdisc *sch, struct sk_buff *skb)
 	epdn_count_class(&q->st, c);
 	if (c == EPDN_C_TCP)
 		rec = epdn_find_record(q, &pkt);
-	if (rec && epdn_stamp(sch, skb, &pkt, rec)) {
-		if (pkt.has_opt && epdn_forwarded(skb))
-			q->st.ttl_updates++;
-		return;
-	}
-	if (pkt.has_opt && epdn_update_ttl(q, skb, &pkt))
-		return;
-	q->st.untouched++;
+	if (rec && epdn_stamp(sch, &skb, &pkt, rec))
+		return skb;
+	if (!pkt.has_opt || !epdn_update_ttl(q, &skb, &pkt))
+		q->st.untouched++;
+	return skb;
 }
 
 static struct sk_buff *epdn_dequeue(struct Qdisc *sch)
@@ -510,36 +551,25 @@ static struct sk_buff *epdn_dequeue(struct Qdisc *sch)
 	if (!skb)
 		return NULL;
 	qdisc_qstats_backlog_dec(sch, skb);
-	epdn_process(sch, skb);
+	skb = epdn_process(sch, skb);
 	qdisc_bstats_update(sch, skb);
 	return skb;
 }
 
 /* ---- ageing of inactive records (seed 001 §III-C) ---- */
 
-/* A full pass over the table every idle/2: records live < 1.5 * idle. */
-static unsigned long epdn_age_period(const struct epdn_sched_data *q)
-{
-	return clamp_t(unsigned long, q->idle_jiffies / (2 * EPDN_AGE_STEPS),
-		       1, HZ);
-}
-
 static void epdn_age_timer(struct timer_list *t)
 {
 	struct epdn_sched_data *q = from_timer(q, t, age_timer);
 	struct Qdisc *sch = q->sch;
 	spinlock_t *root_lock;	/* serialises with enqueue/dequeue */
-	u32 budget;
 
 	rcu_read_lock();
 	root_lock = qdisc_lock(qdisc_root_sleeping(sch));
 	spin_lock(root_lock);
-	if (q->table.count) {
-		budget = DIV_ROUND_UP(q->table.cap, EPDN_AGE_STEPS);
-		epdn_table_age(&q->table, (u32)jiffies, q->idle_jiffies,
-			       budget);
-	}
-	mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
+	epdn_table_sweep(&q->table, (u32)jiffies, EPDN_SWEEP_SETS);
+	if (q->table.count)
+		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
 	spin_unlock(root_lock);
 	rcu_read_unlock();
 }
@@ -762,16 +792,22 @@ static void epdn_trim_queue(struct Qdisc *sch)
 	qdisc_tree_reduce_backlog(sch, pkts, bytes);
 }
 
-/* Install a new table of p->flows records, moving the live records over. */
+/*
+ * Install a new table of p->flows records.  The live records are dropped
+ * (counted in flushed), not moved: a resize under traffic costs the same
+ * whatever the table holds.  Returns the old slots, for the caller to free.
+ */
 static struct epdn_rec *epdn_swap_table(struct epdn_sched_data *q,
 					struct epdn_rec *slot, u32 flows)
 {
 	struct epdn_rec *old = q->table.slot;
+	struct epdn_hkey hkey;
 
-	epdn_table_init(&q->resize, slot, flows, get_random_u32());
+	get_random_bytes(&hkey, sizeof(hkey));
 	if (old)
-		epdn_table_move(&q->resize, &q->table, (u32)jiffies);
-	q->table = q->resize;
+		epdn_table_resize(&q->table, slot, flows, &hkey);
+	else
+		epdn_table_init(&q->table, slot, flows, 0, &hkey);
 	return old;
 }
 
@@ -796,16 +832,18 @@ static struct epdn_rec *epdn_apply(struct Qdisc *sch,
 	q->idle_jiffies = max_t(u32, usecs_to_jiffies(p->idle_us), 1);
 	if (slot)
 		old = epdn_swap_table(q, slot, p->flows);
+	q->table.idle = q->idle_jiffies;
 	epdn_apply_red(q);
 	epdn_trim_queue(sch);
-	mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
+	if (q->table.count)
+		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
 	return old;
 }
 
 /*
  * Parse, validate and allocate before taking the lock; then apply.  A new
- * flows value reallocates the table (kvcalloc outside the lock) and moves
- * the live records, keeping the newest when it shrinks.
+ * flows value allocates a new table outside the lock, charged to the
+ * caller's memory cgroup.
  */
 static int epdn_configure(struct Qdisc *sch, struct nlattr **tb,
 			  struct netlink_ext_ack *extack)
@@ -818,9 +856,9 @@ static int epdn_configure(struct Qdisc *sch, struct nlattr **tb,
 	err = epdn_parse(&p, tb, extack);
 	if (err)
 		return err;
-	if (!q->table.slot || p.flows != q->table.flows) {
+	if (!q->table.slot || p.flows != q->p.flows) {
 		slot = kvcalloc(epdn_table_slots(p.flows), sizeof(*slot),
-				GFP_KERNEL);
+				GFP_KERNEL_ACCOUNT);
 		if (!slot) {
 			NL_SET_ERR_MSG(extack,
 				       "epdn: cannot allocate the flow table");
@@ -856,6 +894,7 @@ static int epdn_init(struct Qdisc *sch, struct nlattr *opt,
 
 	q->sch = sch;
 	timer_setup(&q->age_timer, epdn_age_timer, 0);
+	netif_keep_dst(qdisc_dev(sch));	/* for the route's MTU */
 	epdn_params_default(&q->p);
 	return epdn_change(sch, opt, extack);
 }
@@ -913,8 +952,12 @@ static void epdn_fill_xstats(const struct epdn_sched_data *q,
 	x->records = q->table.count;
 	x->evicted = q->table.evicted;
 	x->aged = q->table.aged;
-	x->flows = q->table.flows;
-	x->record_bytes = epdn_record_bytes(q->table.flows);
+	x->flows = q->table.cap;
+	x->record_bytes = epdn_record_bytes(q->p.flows);
+	x->memory_used = epdn_table_memory(q->p.flows);
+	x->flushed = q->table.flushed;
+	x->span_resets = q->table.span_resets + st->span_resets;
+	x->unshared = st->unshared;
 	x->stamps = st->stamps;
 	x->merges = st->merges;
 	x->mtu_deferred = st->mtu_deferred;

@@ -20,6 +20,7 @@
 #endif
 
 #include <satnet/epdn_wire.h>
+#include <satnet/epdn_uapi.h>
 
 /*
  * Flow key: the TCP/IPv4 5-tuple.  The protocol is always TCP and is not
@@ -49,33 +50,36 @@ struct epdn_rec {
 	u32 stamp;		/* caller's clock (jiffies), last update */
 };
 
-/* A cached eviction candidate: see epdn_victims_refill(). */
-struct epdn_victim {
-	struct epdn_key key;
-	u32 stamp;
+/* The 128-bit SipHash key of a table, random per table. */
+struct epdn_hkey {
+	u64 k0;
+	u64 k1;
 };
 
-#define EPDN_VICTIMS	32
+#define EPDN_WAYS	8	/* records per set */
 
 /*
- * Open-addressing table with linear probing and backward-shift deletion:
- * no pointers, no tombstones.  cap = flows + flows / 8 + 1 slots keep the
- * load at or below 8/9, so a probe always meets a free slot.
+ * Set-associative table (after sch_cake's flow table): a flow's record
+ * lives in one of the EPDN_WAYS slots of the set its keyed hash selects,
+ * and each set keeps its records in its first ways.  Every operation on
+ * one flow reads at most EPDN_WAYS slots; a full set gives up its oldest
+ * record.  Records idle longer than @idle are ignored on lookup and freed
+ * by it or by the incremental sweep.
  */
 struct epdn_table {
-	struct epdn_rec *slot;	/* cap slots, zeroed by the caller */
-	u32 cap;		/* slots */
-	u32 flows;		/* maximum live records */
-	u32 count;		/* live records */
-	u32 seed;		/* hash seed */
-	u32 cursor;		/* next slot the ageing scan visits */
-	u32 nvict;		/* valid entries in vict[] */
-	u32 vnext;		/* next entry of vict[] to try */
-	struct epdn_victim vict[EPDN_VICTIMS];	/* oldest first */
+	struct epdn_rec *slot;	/* nsets * EPDN_WAYS slots, zeroed */
+	u32 nsets;
+	u32 cap;		/* slots: the most records the table holds */
+	u32 count;		/* live records (some may be expired) */
+	u32 idle;		/* ticks a record may stay idle */
+	u32 cursor;		/* next set the sweep visits */
+	struct epdn_hkey hkey;
 	u64 recorded;		/* drops recorded (new + merged) */
 	u64 rec_merged;		/* drops merged into a live record */
-	u64 evicted;		/* records evicted when full */
-	u64 aged;		/* records removed by ageing */
+	u64 evicted;		/* live records given up by a full set */
+	u64 aged;		/* records removed after idle */
+	u64 flushed;		/* records dropped by a resize */
+	u64 span_resets;	/* merges past EPDN_SPAN_MAX, restarted */
 };
 
 /* The EPDN option, decoded.  min/max are host byte order. */
@@ -141,36 +145,37 @@ static inline u32 epdn_seq_max(u32 a, u32 b)
 	return epdn_seq_before(a, b) ? b : a;
 }
 
-void epdn_range_merge(struct epdn_range *dst, const struct epdn_range *src);
+bool epdn_range_valid(const struct epdn_range *r);
+bool epdn_range_merge(struct epdn_range *dst, const struct epdn_range *src);
 
 /* Record table. */
+u32 epdn_table_sets(u32 flows);
 u32 epdn_table_slots(u32 flows);
+u64 epdn_table_memory(u32 flows);
 u32 epdn_record_bytes(u32 flows);
 void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows,
-		     u32 seed);
-u32 epdn_hash(const struct epdn_key *key, u32 seed);
+		     u32 idle, const struct epdn_hkey *hkey);
+void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
+		       u32 flows, const struct epdn_hkey *hkey);
+u64 epdn_hash(const struct epdn_key *key, const struct epdn_hkey *k);
 struct epdn_rec *epdn_table_find(struct epdn_table *t,
-				 const struct epdn_key *key);
+				 const struct epdn_key *key, u32 now);
 void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec);
 enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 				       const struct epdn_key *key,
 				       const struct epdn_range *r, u32 now);
-u32 epdn_table_age(struct epdn_table *t, u32 now, u32 idle, u32 budget);
-void epdn_table_trim(struct epdn_table *t, u32 target, u32 now);
-void epdn_table_move(struct epdn_table *dst, struct epdn_table *src,
-		     u32 now);
-void epdn_table_clear(struct epdn_table *t);
+u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget);
 
 /* Option codec. */
 void epdn_opt_encode(u8 *buf, const struct epdn_opt *o);
 int epdn_opt_decode(const u8 *buf, u32 len, struct epdn_opt *o);
 int epdn_opt_find(const u8 *opts, u32 len);
 bool epdn_opt_range(const struct epdn_opt *o, struct epdn_range *r);
-void epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
+bool epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
 			u8 flags);
 void epdn_opt_new(struct epdn_opt *o, u8 ttl, const struct epdn_range *r,
 		  u8 flags);
-u8 epdn_ttl_hop(u8 ettl);
+u8 epdn_ttl_hop(u8 ettl, u8 ttl);
 
 /* Header parsing and the stamp decision. */
 int epdn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, bool gso,

@@ -84,6 +84,6 @@ struct tc_epdn_xstats {
  * 2^31 bytes the ends can no longer be ordered, and no TCP window (at
  * most 2^30 bytes) holds more.
  */
-#define EPDN_SPAN_MAX		(1U << 30)
+#define EPDN_SPAN_MAX		0x40000000U
 
 #endif /* SATNET_EPDN_UAPI_H */

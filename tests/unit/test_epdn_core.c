@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the EPDN gateway core (sch_epdn/epdn_core.c): record,
- * merge with wraparound, collisions, deletion, eviction when full,
- * ageing, resize, the option codec, header parsing, the stamp decision
- * and EPDN-TTL along a path.
+ * Unit tests of the EPDN gateway core (sch_epdn/epdn_core.c): the
+ * set-associative record table against a model (record, merge with
+ * wraparound and the span bound, collisions, per-set eviction, lazy expiry,
+ * the sweep, resize), the keyed hash, the option codec, header parsing,
+ * the stamp decision and EPDN-TTL along a path.
  */
 #include "tests/unit/unit.h"
 #include "sch_epdn/epdn_core.c"
@@ -40,21 +41,71 @@ static struct epdn_range rng(u32 min, u32 max)
 	return r;
 }
 
-/* Every live record is reachable by lookup, and count matches. */
+static struct epdn_hkey hkey_n(u64 n)
+{
+	struct epdn_hkey k = { .k0 = n * 0x9e3779b97f4a7c15ULL, .k1 = ~n };
+
+	return k;
+}
+
+static void init(struct epdn_table *t, struct epdn_rec *s, u32 flows,
+		 u32 idle, u64 seed)
+{
+	struct epdn_hkey k = hkey_n(seed);
+
+	epdn_table_init(t, s, flows, idle, &k);
+}
+
+static u32 set_of(const struct epdn_table *t, const struct epdn_key *key)
+{
+	u32 h = (u32)epdn_hash(key, &t->hkey);
+
+	return (u32)(((u64)h * t->nsets) >> 32);
+}
+
+/*
+ * The table's invariants: each set keeps its records in its first ways,
+ * every record lies in its key's set, no key twice, count matches, and a
+ * lookup (at a time when nothing has expired) finds each record.
+ */
 static int table_consistent(struct epdn_table *t)
 {
-	u32 i, live = 0;
+	u32 i, j, live = 0;
 
 	for (i = 0; i < t->cap; i++) {
 		struct epdn_rec *rec = &t->slot[i];
 
-		if (rec->stamp == 0)
+		if (rec->stamp == 0) {
+			if (i % EPDN_WAYS + 1 < EPDN_WAYS &&
+			    t->slot[i + 1].stamp != 0)
+				return 0;	/* a hole inside a set */
 			continue;
+		}
 		live++;
-		if (epdn_table_find(t, &rec->key) != rec)
+		if (set_of(t, &rec->key) != i / EPDN_WAYS)
+			return 0;
+		for (j = i + 1; j < i - i % EPDN_WAYS + EPDN_WAYS; j++)
+			if (t->slot[j].stamp &&
+			    !memcmp(&t->slot[j].key, &rec->key, sizeof(rec->key)))
+				return 0;
+		if (epdn_table_find(t, &rec->key, rec->stamp) != rec)
 			return 0;
 	}
 	return live == t->count;
+}
+
+/* Keys 0.. that hash into set @set: fills @out with @n of them. */
+static void keys_in_set(const struct epdn_table *t, u32 set, u32 n,
+			struct epdn_key *out)
+{
+	u32 i, got = 0;
+
+	for (i = 0; got < n; i++) {
+		struct epdn_key k = key_n(i);
+
+		if (set_of(t, &k) == set)
+			out[got++] = k;
+	}
 }
 
 static void test_seq_wrap(void)
@@ -66,355 +117,361 @@ static void test_seq_wrap(void)
 	CHECK(!epdn_seq_before(0x10, 0xfffffff0));
 	CHECK_EQ(epdn_seq_min(0xfffffff0, 0x10), 0xfffffff0);
 	CHECK_EQ(epdn_seq_max(0xfffffff0, 0x10), 0x10);
-	epdn_range_merge(&a, &b);
+	CHECK(epdn_range_merge(&a, &b));
 	CHECK_EQ(a.min, 0xfffffff0);
 	CHECK_EQ(a.max, 0x20);
+}
+
+/* A union spanning EPDN_SPAN_MAX or more is refused, whatever the order. */
+static void test_span_bound(void)
+{
+	struct epdn_range a = rng(0, 99), b = rng(EPDN_SPAN_MAX - 100,
+						     EPDN_SPAN_MAX - 1);
+	struct epdn_range far = rng(0x80000000u, 0x80000010u);
+	struct epdn_range wide = rng(10, 10 + EPDN_SPAN_MAX);
+
+	CHECK(epdn_range_merge(&a, &b));
+	CHECK_EQ(a.max - a.min, EPDN_SPAN_MAX - 1);
+	a = rng(0, 99);
+	b = rng(EPDN_SPAN_MAX - 100, EPDN_SPAN_MAX);
+	CHECK(!epdn_range_merge(&a, &b));
+	CHECK_EQ(a.min, 0);
+	CHECK_EQ(a.max, 99);
+	CHECK(!epdn_range_merge(&a, &far));	/* 2^31 away: unordered */
+	CHECK(!epdn_range_merge(&far, &a));
+	CHECK(!epdn_range_valid(&wide));
+	CHECK(!epdn_range_merge(&a, &wide));
+	CHECK(!epdn_range_merge(&wide, &a));
+	CHECK_EQ(a.max, 99);
 }
 
 static void test_record_new_and_merge(void)
 {
 	struct epdn_rec *s = new_slots(64);
-	struct epdn_table t;
 	struct epdn_key k = key_n(1);
 	struct epdn_range r;
+	struct epdn_table t;
 	struct epdn_rec *rec;
 
-	epdn_table_init(&t, s, 64, 0x1234);
-	CHECK(!epdn_table_find(&t, &k));
-	r = rng(1000, 2447);
+	init(&t, s, 64, 1000, 0x1234);
+	CHECK_EQ(t.cap, 64);
+	CHECK(!epdn_table_find(&t, &k, 0));
+	r = rng(1000, 1447);
 	CHECK_EQ(epdn_table_record(&t, &k, &r, 10), EPDN_REC_NEW);
-	rec = epdn_table_find(&t, &k);
+	rec = epdn_table_find(&t, &k, 10);
 	CHECK(rec);
 	CHECK_EQ(rec->min, 1000);
-	CHECK_EQ(rec->max, 2447);
+	CHECK_EQ(rec->max, 1447);
 	CHECK_EQ(rec->stamp, 10);
 
-	/* A later drop: E:max = max(E:max, P:n); timestamp updated. */
-	r = rng(5344, 6791);
+	/* E:max = max(E:max, P:max), E:min likewise; stamp refreshed. */
+	r = rng(2000, 2447);
 	CHECK_EQ(epdn_table_record(&t, &k, &r, 20), EPDN_REC_MERGED);
 	CHECK_EQ(rec->min, 1000);
-	CHECK_EQ(rec->max, 6791);
+	CHECK_EQ(rec->max, 2447);
 	CHECK_EQ(rec->stamp, 20);
-
-	/* A dropped packet with P:min below E:min: E:min = min(..). */
-	r = rng(500, 999);
+	r = rng(500, 947);
 	epdn_table_record(&t, &k, &r, 30);
 	CHECK_EQ(rec->min, 500);
-	CHECK_EQ(rec->max, 6791);
+	CHECK_EQ(rec->max, 2447);
 	CHECK_EQ(t.count, 1);
 	CHECK_EQ(t.recorded, 3);
 	CHECK_EQ(t.rec_merged, 2);
 
-	/* Stamp time 0 never makes a free slot. */
+	/* Time 0 is a valid stamp: the record stays findable. */
 	k = key_n(2);
 	epdn_table_record(&t, &k, &r, 0);
-	CHECK(epdn_table_find(&t, &k));
-	CHECK_EQ(t.count, 2);
+	CHECK(epdn_table_find(&t, &k, 0));
+
+	/* A merge past EPDN_SPAN_MAX restarts the record at the new drop. */
+	k = key_n(1);
+	r = rng(500 + EPDN_SPAN_MAX, 600 + EPDN_SPAN_MAX);
+	epdn_table_record(&t, &k, &r, 40);
+	rec = epdn_table_find(&t, &k, 40);
+	CHECK_EQ(rec->min, 500 + EPDN_SPAN_MAX);
+	CHECK_EQ(rec->max, 600 + EPDN_SPAN_MAX);
+	CHECK_EQ(t.span_resets, 1);
 	free(s);
 }
 
 static void test_merge_wraparound(void)
 {
 	struct epdn_rec *s = new_slots(16);
-	struct epdn_table t;
 	struct epdn_key k = key_n(7);
-	struct epdn_range r = rng(0xfffff000, 0xfffff5a7);
+	struct epdn_range r = rng(0xffffff00, 0xffffffff);
+	struct epdn_table t;
 	struct epdn_rec *rec;
 
-	epdn_table_init(&t, s, 16, 99);
+	init(&t, s, 16, 1000, 99);
 	epdn_table_record(&t, &k, &r, 1);
-	r = rng(0x100, 0x6a7);		/* after the wrap */
+	r = rng(0x100, 0x1ff);
 	epdn_table_record(&t, &k, &r, 2);
-	rec = epdn_table_find(&t, &k);
-	CHECK_EQ(rec->min, 0xfffff000);
-	CHECK_EQ(rec->max, 0x6a7);
-	r = rng(0xffffe000, 0xffffe5a7);	/* before the old min */
+	rec = epdn_table_find(&t, &k, 2);
+	CHECK_EQ(rec->min, 0xffffff00);
+	CHECK_EQ(rec->max, 0x1ff);
+	r = rng(0xfffffe00, 0xfffffeff);
 	epdn_table_record(&t, &k, &r, 3);
-	CHECK_EQ(rec->min, 0xffffe000);
-	CHECK_EQ(rec->max, 0x6a7);
+	CHECK_EQ(rec->min, 0xfffffe00);
+	CHECK_EQ(rec->max, 0x1ff);
 	free(s);
 }
 
-/* Two keys with the same home slot stay two records. */
+/* Keys of one set never merge: the whole 5-tuple is compared. */
 static void test_collision_never_merges(void)
 {
 	struct epdn_rec *s = new_slots(16);
+	struct epdn_key k[3];
+	struct epdn_range r;
 	struct epdn_table t;
-	struct epdn_key a = key_n(1), b;
-	struct epdn_range ra = rng(100, 199), rb = rng(7000, 7099);
-	u32 home_a, n;
+	u32 i;
 
-	epdn_table_init(&t, s, 16, 42);
-	home_a = epdn_home(&t, &a);
-	for (n = 2; ; n++) {
-		b = key_n(n);
-		if (epdn_home(&t, &b) == home_a)
-			break;
+	init(&t, s, 16, 1000, 42);
+	keys_in_set(&t, 1, 3, k);
+	for (i = 0; i < 3; i++) {
+		r = rng(1000 * i, 1000 * i + 99);
+		CHECK_EQ(epdn_table_record(&t, &k[i], &r, 1 + i),
+			 EPDN_REC_NEW);
 	}
-	epdn_table_record(&t, &a, &ra, 1);
-	epdn_table_record(&t, &b, &rb, 2);
-	CHECK_EQ(t.count, 2);
-	CHECK_EQ(epdn_table_find(&t, &a)->min, 100);
-	CHECK_EQ(epdn_table_find(&t, &a)->max, 199);
-	CHECK_EQ(epdn_table_find(&t, &b)->min, 7000);
-	CHECK_EQ(epdn_table_find(&t, &b)->max, 7099);
-
-	/* Removing the first of the cluster keeps the second reachable. */
-	epdn_table_remove(&t, epdn_table_find(&t, &a));
-	CHECK(!epdn_table_find(&t, &a));
-	CHECK(epdn_table_find(&t, &b));
-	CHECK_EQ(epdn_table_find(&t, &b)->min, 7000);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(epdn_table_find(&t, &k[i], 5)->min, 1000 * i);
+	/* Removing the first keeps the others findable (no hole). */
+	epdn_table_remove(&t, epdn_table_find(&t, &k[0], 5));
+	CHECK(!epdn_table_find(&t, &k[0], 5));
+	CHECK_EQ(epdn_table_find(&t, &k[1], 5)->min, 1000);
+	CHECK_EQ(epdn_table_find(&t, &k[2], 5)->min, 2000);
 	CHECK(table_consistent(&t));
 	free(s);
 }
 
-/* Random inserts and removals against a reference set. */
-static void test_remove_random(void)
+/* A full set gives up its oldest record; the others stay. */
+static void test_full_set_evicts_its_oldest(void)
 {
-	enum { FLOWS = 256, KEYS = 400, STEPS = 20000 };
-	struct epdn_rec *s = new_slots(FLOWS);
-	static int present[KEYS];
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k[EPDN_WAYS + 2];
+	struct epdn_range r = rng(1, 2);
 	struct epdn_table t;
-	u32 i, x = 12345, bad = 0;
+	u32 i;
 
-	epdn_table_init(&t, s, FLOWS, 7);
-	for (i = 0; i < STEPS; i++) {
-		u32 n;
+	init(&t, s, 64, 1000, 3);
+	keys_in_set(&t, 5, EPDN_WAYS + 2, k);
+	for (i = 0; i < EPDN_WAYS; i++)	/* stamps 100 107 106 ... 101 */
+		epdn_table_record(&t, &k[i], &r, i ? 108 - i : 100);
+	CHECK_EQ(t.count, EPDN_WAYS);
+	CHECK_EQ(t.evicted, 0);
+	epdn_table_record(&t, &k[EPDN_WAYS], &r, 200);
+	CHECK_EQ(t.evicted, 1);
+	CHECK_EQ(t.count, EPDN_WAYS);
+	CHECK(!epdn_table_find(&t, &k[0], 200));
+	for (i = 1; i <= EPDN_WAYS; i++)
+		CHECK(epdn_table_find(&t, &k[i], 200));
+	/* Next oldest: k[7] (stamp 101), unless a merge refreshes it. */
+	epdn_table_record(&t, &k[7], &r, 201);
+	epdn_table_record(&t, &k[EPDN_WAYS + 1], &r, 202);
+	CHECK(epdn_table_find(&t, &k[7], 202));
+	CHECK(!epdn_table_find(&t, &k[6], 202));
+	CHECK_EQ(t.evicted, 2);
+	CHECK(table_consistent(&t));
+
+	/* An expired record goes first and counts as aged, not evicted. */
+	epdn_table_record(&t, &k[0], &r, 1300);
+	CHECK_EQ(t.evicted, 2);
+	CHECK_EQ(t.aged, 1);
+	free(s);
+}
+
+/*
+ * Random operations against a model of each set (an array of records):
+ * record, merge, remove, lookups of absent keys; after each step the
+ * invariants hold and each set holds exactly the model's keys.
+ */
+static void test_model_random(void)
+{
+	enum { FLOWS = 128, KEYS = 400, STEPS = 20000 };
+	struct epdn_rec *s = new_slots(FLOWS);
+	static u32 where[KEYS];		/* model: stamp of each key, 0 = absent */
+	struct epdn_table t;
+	u32 x = 12345, now = 1, i, step;
+
+	init(&t, s, FLOWS, 1u << 30, 11);
+	for (step = 0; step < STEPS; step++) {
+		u32 n, op;
 		struct epdn_key k;
+		struct epdn_rec *rec;
 
 		x = x * 1103515245 + 12345;
 		n = (x >> 8) % KEYS;
+		op = (x >> 20) % 4;
 		k = key_n(n);
-		if (present[n]) {
-			epdn_table_remove(&t, epdn_table_find(&t, &k));
-			present[n] = 0;
-		} else if (t.count < FLOWS) {
+		now += (x >> 28) % 3;
+		rec = epdn_table_find(&t, &k, now);
+		CHECK_EQ(!!rec, !!where[n]);
+		if (op == 0 && rec) {
+			epdn_table_remove(&t, rec);
+			where[n] = 0;
+		} else if (op != 0) {
 			struct epdn_range r = rng(n, n + 10);
+			u32 set = set_of(&t, &k), used = 0, oldest = ~0u, m;
 
-			epdn_table_record(&t, &k, &r, i + 1);
-			present[n] = 1;
+			for (m = 0; m < KEYS; m++) {
+				struct epdn_key km = key_n(m);
+
+				if (where[m] && set_of(&t, &km) == set) {
+					used++;
+					if (where[m] < oldest)
+						oldest = where[m];
+				}
+			}
+			epdn_table_record(&t, &k, &r, now);
+			if (!where[n] && used == EPDN_WAYS) {
+				/* the victim had the oldest stamp of its set */
+				for (m = 0; m < KEYS; m++) {
+					struct epdn_key km = key_n(m);
+
+					if (where[m] && set_of(&t, &km) == set &&
+					    !epdn_table_find(&t, &km, now)) {
+						CHECK_EQ(where[m], oldest);
+						where[m] = 0;
+					}
+				}
+			}
+			where[n] = now;
 		}
+		if (step % 97 == 0)
+			CHECK(table_consistent(&t));
 	}
 	for (i = 0; i < KEYS; i++) {
 		struct epdn_key k = key_n(i);
-		struct epdn_rec *rec = epdn_table_find(&t, &k);
 
-		if (!!rec != present[i] || (rec && rec->min != i))
-			bad++;
+		CHECK_EQ(!!epdn_table_find(&t, &k, now), !!where[i]);
 	}
-	CHECK_EQ(bad, 0);
-	CHECK(table_consistent(&t));
-	CHECK_EQ(t.evicted, 0);
-	free(s);
-}
-
-/* Brute-force oldest live stamp. */
-static u32 oldest_stamp(struct epdn_table *t)
-{
-	u32 i, best = 0;
-	int found = 0;
-
-	for (i = 0; i < t->cap; i++) {
-		if (!t->slot[i].stamp)
-			continue;
-		if (!found || t->slot[i].stamp < best)
-			best = t->slot[i].stamp;
-		found = 1;
-	}
-	return best;
-}
-
-static void test_evict_oldest_when_full(void)
-{
-	enum { FLOWS = 16 };
-	struct epdn_rec *s = new_slots(FLOWS);
-	struct epdn_table t;
-	struct epdn_range r = rng(1, 2);
-	struct epdn_key k;
-	u32 i;
-
-	epdn_table_init(&t, s, FLOWS, 3);
-	for (i = 0; i < FLOWS; i++) {
-		k = key_n(i);
-		epdn_table_record(&t, &k, &r, 100 + i);
-	}
-	CHECK_EQ(t.count, FLOWS);
-	CHECK_EQ(t.evicted, 0);
-
-	/* Full: a new flow evicts the oldest record, key 0. */
-	k = key_n(1000);
-	epdn_table_record(&t, &k, &r, 200);
-	CHECK_EQ(t.count, FLOWS);
-	CHECK_EQ(t.evicted, 1);
-	k = key_n(0);
-	CHECK(!epdn_table_find(&t, &k));
-	k = key_n(1000);
-	CHECK(epdn_table_find(&t, &k));
-
-	/* A merge refreshes key 1, so key 2 is the next victim. */
-	k = key_n(1);
-	epdn_table_record(&t, &k, &r, 201);
-	k = key_n(1001);
-	epdn_table_record(&t, &k, &r, 202);
-	k = key_n(1);
-	CHECK(epdn_table_find(&t, &k));
-	k = key_n(2);
-	CHECK(!epdn_table_find(&t, &k));
-	CHECK_EQ(t.evicted, 2);
+	CHECK(t.evicted > 100);
 	CHECK(table_consistent(&t));
 	free(s);
 }
 
-/* Many evictions (several victim refills) always take the true oldest. */
-static void test_evict_matches_bruteforce(void)
+/* Lookups ignore and free records idle longer than idle. */
+static void test_lazy_expiry(void)
 {
-	enum { FLOWS = 64, ROUNDS = 3000 };
-	struct epdn_rec *s = new_slots(FLOWS);
-	struct epdn_table t;
+	struct epdn_rec *s = new_slots(16);
+	struct epdn_key k = key_n(9);
 	struct epdn_range r = rng(1, 2);
-	u32 i, x = 99, wrong = 0;
+	struct epdn_table t;
 
-	epdn_table_init(&t, s, FLOWS, 11);
-	for (i = 0; i < ROUNDS; i++) {
-		struct epdn_key k;
-		u32 now = 1000 + i;
-
-		x = x * 1103515245 + 12345;
-		/* Mix merges of live flows, removals and new flows. */
-		if ((x >> 16) % 4 == 0 && t.count) {
-			u32 j = (x >> 4) % t.cap;
-
-			while (!t.slot[j].stamp)
-				j = (j + 1) % t.cap;
-			if ((x >> 20) & 1)
-				epdn_table_record(&t, &t.slot[j].key, &r, now);
-			else
-				epdn_table_remove(&t, &t.slot[j]);
-			continue;
-		}
-		k = key_n(10000 + i);
-		if (t.count == FLOWS) {
-			u32 want = oldest_stamp(&t);
-			u64 ev = t.evicted;
-
-			epdn_table_record(&t, &k, &r, now);
-			/* The victim had the oldest stamp: none older is left. */
-			if (t.evicted != ev + 1 || oldest_stamp(&t) < want)
-				wrong++;
-		} else {
-			epdn_table_record(&t, &k, &r, now);
-		}
-	}
-	CHECK_EQ(wrong, 0);
-	CHECK(t.evicted > EPDN_VICTIMS * 3);
-	CHECK(table_consistent(&t));
+	init(&t, s, 16, 500, 5);
+	epdn_table_record(&t, &k, &r, 1000);
+	CHECK(epdn_table_find(&t, &k, 1500));
+	CHECK_EQ(t.aged, 0);
+	CHECK(!epdn_table_find(&t, &k, 1501));
+	CHECK_EQ(t.aged, 1);
+	CHECK_EQ(t.count, 0);
+	/* An expired record is not merged into: a drop starts afresh. */
+	epdn_table_record(&t, &k, &r, 1000);
+	r = rng(7, 8);
+	CHECK_EQ(epdn_table_record(&t, &k, &r, 2000), EPDN_REC_NEW);
+	CHECK_EQ(epdn_table_find(&t, &k, 2000)->min, 7);
+	CHECK_EQ(t.aged, 2);
+	/* Across the clock's wrap, and a stamp from the future is age 0. */
+	epdn_table_record(&t, &k, &r, 0xffffff00);
+	CHECK(epdn_table_find(&t, &k, 0xf4));
+	CHECK(epdn_table_find(&t, &k, 0xfffffe00));
+	CHECK(!epdn_table_find(&t, &k, 0x1f5));
 	free(s);
 }
 
-static void test_ageing(void)
+/* The sweep visits at most @budget sets and frees what expired. */
+static void test_sweep(void)
 {
-	enum { FLOWS = 128 };
+	enum { FLOWS = 1024 };
 	struct epdn_rec *s = new_slots(FLOWS);
 	struct epdn_table t;
-	struct epdn_range r = rng(1, 2);
-	u32 i, removed;
+	u32 i, removed = 0, rounds = 0;
+	u64 aged;
 
-	epdn_table_init(&t, s, FLOWS, 5);
-	for (i = 0; i < 100; i++) {
+	init(&t, s, FLOWS, 500, 5);
+	for (i = 0; i < 600; i++) {
 		struct epdn_key k = key_n(i);
+		struct epdn_range r = rng(i, i);
 
-		/* Even keys idle since 100, odd keys active at 900. */
 		epdn_table_record(&t, &k, &r, i % 2 ? 900 : 100);
 	}
-	/* Idle 500 at now 1000: the even half is older than 500. */
-	removed = epdn_table_age(&t, 1000, 500, t.cap);
-	CHECK_EQ(removed, 50);
-	CHECK_EQ(t.count, 50);
-	CHECK_EQ(t.aged, 50);
-	for (i = 0; i < 100; i++) {
+	CHECK(t.count > 550);
+	/* At 1000 the even keys (stamp 100) have expired, the odd not. */
+	CHECK_EQ(epdn_table_sweep(&t, 1000, 0), 0);
+	CHECK_EQ(t.cursor, 0);
+	aged = t.aged;		/* full sets gave up expired records already */
+	while (rounds * 16 < t.nsets) {
+		u32 before = t.cursor;
+
+		removed += epdn_table_sweep(&t, 1000, 16);
+		CHECK_EQ(t.cursor, (before + 16) % t.nsets);
+		rounds++;
+	}
+	CHECK_EQ(t.aged - aged, removed);
+	for (i = 0; i < 600; i++) {
 		struct epdn_key k = key_n(i);
 
-		CHECK_EQ(!!epdn_table_find(&t, &k), i % 2);
+		if (epdn_table_find(&t, &k, 1000))
+			CHECK(i % 2);
 	}
 	CHECK(table_consistent(&t));
-
-	/* Exactly idle old is kept; one tick more goes. */
-	CHECK_EQ(epdn_table_age(&t, 1400, 500, t.cap), 0);
-	CHECK_EQ(epdn_table_age(&t, 1401, 500, t.cap), 50);
+	CHECK_EQ(epdn_table_sweep(&t, 1400, t.nsets), 0);
+	CHECK(epdn_table_sweep(&t, 1401, 10 * t.nsets) > 250);
 	CHECK_EQ(t.count, 0);
-
-	/* Partial scans: budgets that add up to a full pass clean all. */
-	for (i = 0; i < 100; i++) {
-		struct epdn_key k = key_n(i);
-
-		epdn_table_record(&t, &k, &r, 2000);
-	}
-	removed = 0;
-	for (i = 0; i < 8; i++)
-		removed += epdn_table_age(&t, 5000, 500, t.cap / 8 + 1);
-	CHECK_EQ(removed, 100);
-	CHECK_EQ(t.count, 0);
-	/* Clock wrap: records stamped just before 2^32 age correctly. */
-	{
-		struct epdn_key k = key_n(1);
-
-		epdn_table_record(&t, &k, &r, 0xfffffff0);
-		CHECK_EQ(epdn_table_age(&t, 0x10, 0x40, t.cap), 0);
-		CHECK_EQ(epdn_table_age(&t, 0x40, 0x40, t.cap), 1);
-	}
 	free(s);
 }
 
-static void test_trim_and_move(void)
+/* A resize drops the records (counted) and keeps the counters. */
+static void test_resize(void)
 {
 	struct epdn_rec *s1 = new_slots(128), *s2 = new_slots(16);
-	struct epdn_table a, b;
+	struct epdn_hkey k2 = hkey_n(2);
 	struct epdn_range r = rng(1, 2);
-	u32 i, kept = 0;
+	struct epdn_table t;
+	u32 i;
 
-	epdn_table_init(&a, s1, 128, 1);
-	epdn_table_init(&b, s2, 16, 2);
+	init(&t, s1, 128, 1000, 1);
 	for (i = 0; i < 100; i++) {
 		struct epdn_key k = key_n(i);
 
-		epdn_table_record(&a, &k, &r, 1000 + i * 3 / 2);
+		epdn_table_record(&t, &k, &r, 10);
 	}
-	/* Shrink to 16: the 16 newest survive (keys 84..99). */
-	epdn_table_move(&b, &a, 1200);
-	CHECK_EQ(b.count, 16);
-	CHECK_EQ(a.count, 0);
-	CHECK_EQ(b.evicted, 84);
-	CHECK_EQ(b.recorded, 100);
-	for (i = 0; i < 100; i++) {
-		struct epdn_key k = key_n(i);
-
-		if (epdn_table_find(&b, &k)) {
-			kept++;
-			CHECK(i >= 84);
-		}
-	}
-	CHECK_EQ(kept, 16);
-	CHECK(table_consistent(&b));
-
-	/* Growing moves everything. */
-	epdn_table_init(&a, s1, 128, 9);
-	epdn_table_move(&a, &b, 1200);
-	CHECK_EQ(a.count, 16);
-	CHECK_EQ(b.count, 0);
-	CHECK(table_consistent(&a));
-
-	/* Trim with equal stamps evicts exactly the excess. */
-	epdn_table_clear(&a);
+	i = t.count;
+	epdn_table_resize(&t, s2, 16, &k2);
+	CHECK_EQ(t.flushed, i);
+	CHECK_EQ(t.count, 0);
+	CHECK_EQ(t.cap, 16);
+	CHECK_EQ(t.recorded, 100);
+	CHECK_EQ(t.idle, 1000);
 	for (i = 0; i < 40; i++) {
 		struct epdn_key k = key_n(i);
 
-		epdn_table_record(&a, &k, &r, 50);
+		epdn_table_record(&t, &k, &r, 20);
 	}
-	epdn_table_trim(&a, 25, 60);
-	CHECK_EQ(a.count, 25);
-	CHECK(table_consistent(&a));
+	CHECK(t.count <= 16);
+	CHECK(table_consistent(&t));
 	free(s1);
 	free(s2);
+}
+
+/* The hash depends on every key byte and on the key: no fixed collisions. */
+static void test_keyed_hash(void)
+{
+	struct epdn_hkey a = hkey_n(1), b = hkey_n(2);
+	struct epdn_key k = key_n(1), j;
+	u32 same = 0, i;
+
+	for (i = 0; i < 12; i++) {
+		j = k;
+		((u8 *)&j)[i] ^= 1;
+		CHECK(epdn_hash(&j, &a) != epdn_hash(&k, &a));
+	}
+	for (i = 0; i < 1000; i++) {
+		struct epdn_key x = key_n(i), y = key_n(i + 1);
+
+		same += (epdn_hash(&x, &a) == epdn_hash(&y, &a)) +
+			(epdn_hash(&x, &a) == epdn_hash(&x, &b));
+	}
+	CHECK_EQ(same, 0);
 }
 
 static void test_bytes_per_record(void)
@@ -422,8 +479,10 @@ static void test_bytes_per_record(void)
 	CHECK_EQ(sizeof(struct epdn_rec), 24);
 	CHECK(epdn_record_bytes(65536) <= 28);
 	CHECK(epdn_record_bytes(16) <= 28);
-	CHECK(epdn_table_slots(16) > 16);
-	CHECK(epdn_table_slots(1) > 1);
+	CHECK(epdn_record_bytes(1000003) <= 28);
+	CHECK_EQ(epdn_table_slots(16), 16);
+	CHECK_EQ(epdn_table_slots(17), 24);
+	CHECK_EQ(epdn_table_memory(65536), 65536 * 24);
 }
 
 static void test_option_codec(void)
@@ -458,7 +517,7 @@ static void test_option_codec(void)
 static void test_option_merge(void)
 {
 	struct epdn_opt o = { .ttl = 64, .flags = EPDN_F_EMPTY | EPDN_F_HOST };
-	struct epdn_range r = rng(3000, 4447), got;
+	struct epdn_range r = rng(3000, 4447), got = rng(0, 0);
 
 	CHECK(!epdn_opt_range(&o, &got));
 	epdn_opt_add_range(&o, &r, 0);
@@ -472,10 +531,17 @@ static void test_option_merge(void)
 	o.min = 0xfffff000;
 	o.max = 0xfffff5a7;
 	r = rng(0x10, 0x5b7);
-	epdn_opt_add_range(&o, &r, EPDN_F_V2);
+	CHECK(epdn_opt_add_range(&o, &r, EPDN_F_V2));
 	CHECK_EQ(o.min, 0xfffff000);
 	CHECK_EQ(o.max, 0x5b7);
 	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_V2);
+
+	/* A carried range past EPDN_SPAN_MAX gives way to the record's. */
+	o.min = 0x10;
+	o.max = 0x90000000;
+	CHECK(!epdn_opt_add_range(&o, &r, 0));
+	CHECK_EQ(o.min, 0x10);
+	CHECK_EQ(o.max, 0x5b7);
 
 	epdn_opt_new(&o, 57, &r, EPDN_F_EMPTY | EPDN_F_V2);
 	CHECK_EQ(o.ttl, 57);
@@ -680,7 +746,7 @@ static u8 run_path(u8 ttl0, const int *epdn, int hops, int host_origin,
 		if (!epdn[h])
 			continue;
 		if (have) {
-			ettl = epdn_ttl_hop(ettl);
+			ettl = epdn_ttl_hop(ettl, ttl);
 		} else {
 			/* First EPDN router to stamp: EPDN-TTL = TTL. */
 			ettl = ttl;
@@ -710,8 +776,13 @@ static void test_epdn_ttl_path(void)
 	CHECK_EQ(ettl, ttl);
 	ettl = run_path(64, one_legacy, 4, 0, &ttl);
 	CHECK(ettl != ttl);
-	CHECK_EQ(epdn_ttl_hop(0), 0);
-	CHECK_EQ(epdn_ttl_hop(1), 0);
+	/* Sent by this host, bridged, or a second qdisc: TTL not lowered. */
+	CHECK_EQ(epdn_ttl_hop(64, 64), 64);
+	/* Idempotent: the rule applied twice at one hop changes nothing. */
+	CHECK_EQ(epdn_ttl_hop(epdn_ttl_hop(64, 63), 63), 63);
+	CHECK_EQ(epdn_ttl_hop(1, 0), 0);
+	CHECK_EQ(epdn_ttl_hop(0, 255), 0);
+	CHECK_EQ(epdn_ttl_hop(255, 0), 255);
 }
 
 /* A gateway's life: drops of one flow, then the next packet is stamped. */
@@ -725,7 +796,7 @@ static void test_gateway_sequence(void)
 	struct epdn_opt o;
 	struct epdn_rec *rec;
 
-	epdn_table_init(&t, s, 16, 77);
+	init(&t, s, 16, 1000, 77);
 	/* Packet 4 and 5 dropped; packet 5 carried a downstream option. */
 	r = rng(4000, 4999);
 	epdn_table_record(&t, &k, &r, 1);
@@ -733,7 +804,7 @@ static void test_gateway_sequence(void)
 	CHECK(epdn_opt_range(&carried, &pr));
 	epdn_range_merge(&r, &pr);
 	epdn_table_record(&t, &k, &r, 2);
-	rec = epdn_table_find(&t, &k);
+	rec = epdn_table_find(&t, &k, 2);
 	CHECK_EQ(rec->min, 100);
 	CHECK_EQ(rec->max, 5999);
 
@@ -744,7 +815,7 @@ static void test_gateway_sequence(void)
 	epdn_table_remove(&t, rec);
 	CHECK_EQ(o.min, 100);
 	CHECK_EQ(o.max, 5999);
-	CHECK(!epdn_table_find(&t, &k));
+	CHECK(!epdn_table_find(&t, &k, 2));
 	CHECK_EQ(t.count, 0);
 	free(s);
 }
@@ -752,14 +823,16 @@ static void test_gateway_sequence(void)
 int main(void)
 {
 	RUN(test_seq_wrap);
+	RUN(test_span_bound);
 	RUN(test_record_new_and_merge);
 	RUN(test_merge_wraparound);
 	RUN(test_collision_never_merges);
-	RUN(test_remove_random);
-	RUN(test_evict_oldest_when_full);
-	RUN(test_evict_matches_bruteforce);
-	RUN(test_ageing);
-	RUN(test_trim_and_move);
+	RUN(test_full_set_evicts_its_oldest);
+	RUN(test_model_random);
+	RUN(test_lazy_expiry);
+	RUN(test_sweep);
+	RUN(test_resize);
+	RUN(test_keyed_hash);
 	RUN(test_bytes_per_record);
 	RUN(test_option_codec);
 	RUN(test_option_merge);
