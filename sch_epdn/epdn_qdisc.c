@@ -695,7 +695,7 @@ static int epdn_parse_records(struct epdn_params *p, struct nlattr **tb,
 	if (!err)
 		err = epdn_get_u32(tb[TCA_EPDN_FLOWS], EPDN_FLOWS_MIN,
 				   EPDN_FLOWS_MAX, &p->flows,
-				   "epdn: flows must be 16..1048576 records",
+				   "epdn: flows must be 8..1048576 records",
 				   extack);
 	return err;
 }

@@ -35,7 +35,7 @@ enum {
 
 /* Bounds the kernel enforces (the plugin checks them too). */
 #define EPDN_LIMIT_MAX		0x100000	/* packets */
-#define EPDN_FLOWS_MIN		16
+#define EPDN_FLOWS_MIN		8		/* one set of the table */
 #define EPDN_FLOWS_MAX		0x100000
 #define EPDN_IDLE_MIN_US	1000U		/* 1 ms */
 #define EPDN_IDLE_MAX_US	3600000000U	/* 1 hour */

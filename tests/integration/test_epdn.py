@@ -646,7 +646,7 @@ def test_change_updates_and_defaults(dummy):
 @pytest.mark.parametrize("args,msg", [
     ("mode v4", "invalid mode"),
     ("limit 0", "invalid limit"),
-    ("flows 8", "invalid flows"),
+    ("flows 7", "invalid flows"),
     ("idle 10us", "invalid idle"),
     ("corrupt 120%", "invalid corrupt"),
     ("red min 9000 max 3000 probability 0.1", "min must be below max"),
@@ -813,8 +813,10 @@ def test_stamps_and_epdn_ttl_real_tcp(path, r2_kind):
 def test_legacy_router_breaks_epdn_ttl(path, legacy):
     """(c) The sender originates the option (EMPTY|HOST, EPDN-TTL = TTL).
     One router without EPDN anywhere on the path, before or after the
-    dropping gateway, leaves EPDN-TTL one above TTL at the receiver; with
-    EPDN on both routers they are equal.  The sender's option is crafted
+    dropping gateway, leaves EPDN-TTL above TTL at the receiver: by one
+    when it comes after, by two before (an EPDN router follows TTL only
+    when the packet is exactly one decrement behind).  With EPDN on both
+    routers they are equal.  The sender's option is crafted
     here (test_sender_origin_hook uses tcp_rn/rn_host.ko instead)."""
     gw, other = ("r2", "r1") if legacy == "before" else ("r1", "r2")
     path.egress(gw, "gate", "limit 2 idle 60s")
@@ -827,7 +829,7 @@ def test_legacy_router_breaks_epdn_ttl(path, legacy):
     path.send(segs(3001, q[12:], epdn=origin))
     seen = sn.stop(want=4)
     assert [s["seq"] for s in seen] == [q[0], q[1], q[2], q[12]], seen
-    want_ettl = 62 if legacy == "none" else 63
+    want_ettl = {"none": 62, "after": 63, "before": 64}[legacy]
     assert [opt_of(s) for s in seen] == [
         (0, 0, F_EMPTY | F_HOST, want_ettl),
         (0, 0, F_EMPTY | F_HOST, want_ettl),
@@ -936,24 +938,25 @@ def test_full_size_tcp_defers_on_mtu(path):
 # ---- records: ageing, eviction, modes ----
 
 def test_full_table_evicts_oldest_then_idle_records_age_out(path):
-    """A full table evicts its oldest records: 40 flows lose a segment,
-    24 then 16, the second group later than the first by more than the
-    clock's resolution (one jiffy; equal stamps go in table order), so
-    the table keeps exactly the second group.  Then records age out."""
-    path.egress("r1", "gate", "limit 2 idle 30s flows 16")
+    """A full set evicts its oldest records.  flows 8 is one set of the
+    table, so the set is the table: 20 flows lose a segment, 12 then 8,
+    the second group later than the first by more than the clock's
+    resolution (one jiffy), so the table keeps exactly the second group.
+    Then records age out."""
+    path.egress("r1", "gate", "limit 2 idle 30s flows 8")
     path.egress("r2", "epdn")
     sn = path.sniff()
     path.send(segs(5000, seqs(3)))
-    path.send([segs(5100 + i, [777])[0] for i in range(24)])
+    path.send([segs(5100 + i, [777])[0] for i in range(12)])
     time.sleep(0.05)
-    path.send([segs(5100 + i, [777])[0] for i in range(24, 40)])
+    path.send([segs(5100 + i, [777])[0] for i in range(12, 20)])
     st = path.xstats("r1")
-    assert (st["recorded"], st["records"], st["evicted"]) == (40, 16, 24)
+    assert (st["recorded"], st["records"], st["evicted"]) == (20, 8, 12)
     path.open_gate("r1")
-    path.send([segs(5100 + i, [1777])[0] for i in range(40)])
-    seen = sn.stop(want=43)
+    path.send([segs(5100 + i, [1777])[0] for i in range(20)])
+    seen = sn.stop(want=23)
     stamped = sorted(s["sport"] - 5100 for s in seen if s["opt"])
-    assert stamped == list(range(24, 40)), stamped
+    assert stamped == list(range(12, 20)), stamped
     # Ageing: five new records, then a short idle (a live change).
     batch("tc", path.r1, [
         "qdisc change dev r1-r2 root handle 1: " + GATE_SHUT,

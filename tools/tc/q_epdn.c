@@ -282,7 +282,7 @@ static int parse_one(const char *kw, const char *val, struct epdn_args *a)
 		a->has_idle = true;
 	} else if (strcmp(kw, "flows") == 0) {
 		if (parse_u32(val, EPDN_FLOWS_MIN, EPDN_FLOWS_MAX, &a->flows))
-			return bad("flows (16..1048576)", val);
+			return bad("flows (8..1048576)", val);
 		a->has_flows = true;
 	} else if (strcmp(kw, "corrupt") == 0) {
 		if (parse_percent(val, &a->corrupt))
