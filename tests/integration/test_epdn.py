@@ -912,6 +912,70 @@ def test_mtu_boundary_never_oversized(path):
     assert (st["mtu_deferred"], st["stamps"], st["records"]) == (2, 1, 0), st
 
 
+def test_route_mtu_below_the_devices(path):
+    """(d) The route's MTU counts too: with r1's route to b at mtu 1300
+    (devices 1500), a 1300-byte packet with a record waiting leaves
+    unstamped, a 1288-byte one takes the option and leaves at 1300."""
+    route = "10.0.3.0/24 via 10.0.2.2"
+    sh("ip route replace %s mtu 1300" % route, ns=path.r1)
+    try:
+        path.egress("r1", "gate", "limit 2 idle 60s")
+        sn = path.sniff()
+        path.send(segs(4000, seqs(3)))
+        path.send(segs(4001, [10000]))          # dropped: the record
+        path.change("r1", "limit 1000")
+        path.send(segs(4001, [11000], size=1260) +
+                  segs(4001, [12260], size=1248))
+        path.open_gate("r1")
+        seen = sn.stop(want=5)
+    finally:
+        sh("ip route replace %s" % route, ns=path.r1)
+    f = flow(seen, 4001)
+    assert [s["len"] for s in f] == [1300, 1300], f
+    assert [opt_of(s) for s in f] == [None, (10000, 10999, 0, 63)], f
+    st = path.xstats("r1")
+    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 0), st
+
+
+def test_ranges_past_the_span_bound_are_never_built(path):
+    """A carried range of 2^30 bytes or more is not merged into a record,
+    and one far from the record (2^31 away: unordered) gives way to the
+    record's range when stamping: the receiver gets only ranges it can
+    order (span_resets counts both)."""
+    path.egress("r1", "gate", "limit 2 idle 60s")
+    sn = path.sniff()
+    path.send(segs(4000, seqs(3)))
+    path.send(segs(4001, [10000]))                      # record 4001
+    path.send(segs(4002, [20000], epdn=(64, 0, 0, 0x50000000)))
+    assert path.xstats("r1")["span_resets"] == 1
+    path.change("r1", "limit 1000")
+    path.send(segs(4001, [11000], epdn=(64, 0, 0x90000000, 0x90000010)) +
+              segs(4002, [21000]))
+    path.open_gate("r1")
+    seen = sn.stop(want=5)
+    assert opt_of(flow(seen, 4001)[0]) == (10000, 10999, 0, 63), seen
+    assert opt_of(flow(seen, 4002)[0]) == (20000, 20999, 0, 63), seen
+    st = path.xstats("r1")
+    assert (st["span_resets"], st["merges"], st["stamps"]) == (2, 1, 1), st
+
+
+def test_change_of_flows_drops_the_records_counted(path):
+    """A new flows value swaps in an empty table: the live records are
+    dropped and counted (flushed), not moved; other changes keep them."""
+    path.egress("r1", "gate", "limit 2 idle 60s flows 64")
+    path.send(segs(4000, seqs(3)))
+    path.send([segs(5000 + i, [777])[0] for i in range(10)])
+    assert path.xstats("r1")["records"] == 10
+    path.change("r1", "flows 128")
+    st = path.xstats("r1")
+    assert (st["records"], st["flushed"], st["recorded"]) == (0, 10, 10), st
+    assert (st["flows"], st["memory_used"]) == (128, 128 * 24), st
+    path.send(segs(5000, [1777]))
+    path.change("r1", "idle 3s limit 3")
+    st = path.xstats("r1")
+    assert (st["records"], st["flushed"], st["recorded"]) == (1, 10, 11), st
+
+
 def test_full_size_tcp_defers_on_mtu(path):
     """(d) with real TCP and no room (MSS 1460): every record waits, no
     packet grows past the MTU."""
@@ -970,6 +1034,38 @@ def test_full_table_evicts_oldest_then_idle_records_age_out(path):
         time.sleep(0.2)
     st = path.xstats("r1")
     assert st["records"] == 0 and st["aged"] == 5, st
+
+
+def sweep_runs(secs):
+    """How many times the ageing timer ran in @secs seconds, counted from
+    the timer:timer_expire_entry tracepoint in a private tracefs instance."""
+    d = "/sys/kernel/tracing/instances/epdn%d" % os.getpid()
+    os.mkdir(d)
+    try:
+        with open(d + "/events/timer/timer_expire_entry/enable", "w") as f:
+            f.write("1")
+        time.sleep(secs)
+        with open(d + "/events/timer/timer_expire_entry/enable", "w") as f:
+            f.write("0")
+        with open(d + "/trace") as f:
+            return f.read().count("function=epdn_age_timer")
+    finally:
+        os.rmdir(d)
+
+
+def test_sweep_runs_only_while_records_exist(path):
+    """The ageing sweep costs nothing when idle: its timer never runs with
+    an empty table, runs while records exist, and stops once the last
+    record has aged out."""
+    path.egress("r1", "gate", "limit 2 idle 100ms")
+    assert sweep_runs(1) == 0
+    path.send(segs(4000, seqs(3)))
+    path.send([segs(5000 + i, [777])[0] for i in range(3)])
+    assert path.xstats("r1")["records"] == 3
+    assert sweep_runs(1) > 0
+    st = path.xstats("r1")
+    assert (st["records"], st["aged"]) == (0, 3), st
+    assert sweep_runs(1) == 0
 
 
 def test_v2_records_corruption_v3_does_not(path):
