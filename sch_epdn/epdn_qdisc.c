@@ -591,20 +591,36 @@ static void epdn_reset(struct Qdisc *sch)
 
 /* ---- netlink configuration ---- */
 
+static struct netlink_range_validation epdn_limit_range = {
+	.min = 1,
+	.max = EPDN_LIMIT_MAX,
+};
+
+static struct netlink_range_validation epdn_idle_range = {
+	.min = EPDN_IDLE_MIN_US,
+	.max = EPDN_IDLE_MAX_US,
+};
+
+static struct netlink_range_validation epdn_flows_range = {
+	.min = EPDN_FLOWS_MIN,
+	.max = EPDN_FLOWS_MAX,
+};
+
 static const struct nla_policy epdn_policy[TCA_EPDN_MAX + 1] = {
-	[TCA_EPDN_LIMIT]	= { .type = NLA_U32 },
+	[TCA_EPDN_LIMIT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &epdn_limit_range),
 	[TCA_EPDN_BYTE_LIMIT]	= { .type = NLA_U32 },
-	[TCA_EPDN_MODE]		= { .type = NLA_U8 },
-	[TCA_EPDN_IDLE]		= { .type = NLA_U32 },
-	[TCA_EPDN_FLOWS]	= { .type = NLA_U32 },
+	[TCA_EPDN_MODE]		= NLA_POLICY_RANGE(NLA_U8, EPDN_MODE_V2,
+						   EPDN_MODE_V3),
+	[TCA_EPDN_IDLE]		= NLA_POLICY_FULL_RANGE(NLA_U32, &epdn_idle_range),
+	[TCA_EPDN_FLOWS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &epdn_flows_range),
 	[TCA_EPDN_CORRUPT]	= { .type = NLA_U32 },
-	[TCA_EPDN_RED]		= { .type = NLA_U8 },
+	[TCA_EPDN_RED]		= NLA_POLICY_MAX(NLA_U8, 1),
 	[TCA_EPDN_RED_MIN]	= { .type = NLA_U32 },
-	[TCA_EPDN_RED_MAX]	= { .type = NLA_U32 },
-	[TCA_EPDN_RED_PROB]	= { .type = NLA_U32 },
-	[TCA_EPDN_RED_EWMA]	= { .type = NLA_U8 },
-	[TCA_EPDN_RED_ECN]	= { .type = NLA_U8 },
-	[TCA_EPDN_RED_HARDDROP]	= { .type = NLA_U8 },
+	[TCA_EPDN_RED_MAX]	= NLA_POLICY_MIN(NLA_U32, 1),
+	[TCA_EPDN_RED_PROB]	= NLA_POLICY_MIN(NLA_U32, 1),
+	[TCA_EPDN_RED_EWMA]	= NLA_POLICY_MAX(NLA_U8, EPDN_RED_EWMA_MAX),
+	[TCA_EPDN_RED_ECN]	= NLA_POLICY_MAX(NLA_U8, 1),
+	[TCA_EPDN_RED_HARDDROP]	= NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static void epdn_params_default(struct epdn_params *p)
@@ -617,140 +633,75 @@ static void epdn_params_default(struct epdn_params *p)
 	p->red_ewma = EPDN_DEF_RED_EWMA;
 }
 
-/* NL_SET_ERR_MSG_ATTR() for a message chosen by the caller. */
-static void epdn_bad_attr(struct netlink_ext_ack *extack,
-			  const struct nlattr *attr, const char *msg)
+/* The policy has checked each attribute's range: copy those present. */
+static void epdn_get_u32(const struct nlattr *attr, u32 *dst)
 {
-	NL_SET_BAD_ATTR(extack, attr);
-	if (extack)
-		extack->_msg = msg;
+	if (attr)
+		*dst = nla_get_u32(attr);
 }
 
-/* Copy a u32 attribute into @dst if present and within [lo, hi]. */
-static int epdn_get_u32(const struct nlattr *attr, u32 lo, u32 hi, u32 *dst,
-			const char *msg, struct netlink_ext_ack *extack)
+static void epdn_get_u8(const struct nlattr *attr, u8 *dst)
 {
-	u32 v;
-
-	if (!attr)
-		return 0;
-	v = nla_get_u32(attr);
-	if (v < lo || v > hi) {
-		epdn_bad_attr(extack, attr, msg);
-		return -EINVAL;
-	}
-	*dst = v;
-	return 0;
-}
-
-static int epdn_get_u8(const struct nlattr *attr, u8 lo, u8 hi, u8 *dst,
-		       const char *msg, struct netlink_ext_ack *extack)
-{
-	u8 v;
-
-	if (!attr)
-		return 0;
-	v = nla_get_u8(attr);
-	if (v < lo || v > hi) {
-		epdn_bad_attr(extack, attr, msg);
-		return -EINVAL;
-	}
-	*dst = v;
-	return 0;
+	if (attr)
+		*dst = nla_get_u8(attr);
 }
 
 static int epdn_parse_queue(struct epdn_params *p, struct nlattr **tb,
 			    struct netlink_ext_ack *extack)
 {
-	int err;
-
-	err = epdn_get_u32(tb[TCA_EPDN_LIMIT], 1, EPDN_LIMIT_MAX, &p->limit,
-			   "epdn: limit must be 1..1048576 packets", extack);
-	if (!err)
-		err = epdn_get_u32(tb[TCA_EPDN_BYTE_LIMIT], 0, U32_MAX,
-				   &p->byte_limit, "", extack);
-	if (!err && p->byte_limit && p->byte_limit < EPDN_MIN_BYTES) {
+	epdn_get_u32(tb[TCA_EPDN_LIMIT], &p->limit);
+	epdn_get_u32(tb[TCA_EPDN_BYTE_LIMIT], &p->byte_limit);
+	epdn_get_u32(tb[TCA_EPDN_CORRUPT], &p->corrupt);
+	if (p->byte_limit && p->byte_limit < EPDN_MIN_BYTES) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[TCA_EPDN_BYTE_LIMIT],
 				    "epdn: bytelimit must be 0 (none) or at least 64 bytes");
-		err = -EINVAL;
+		return -EINVAL;
 	}
-	if (!err)
-		err = epdn_get_u32(tb[TCA_EPDN_CORRUPT], 0, U32_MAX,
-				   &p->corrupt, "", extack);
-	return err;
+	return 0;
 }
 
-static int epdn_parse_records(struct epdn_params *p, struct nlattr **tb,
-			      struct netlink_ext_ack *extack)
+static void epdn_parse_records(struct epdn_params *p, struct nlattr **tb)
 {
-	int err;
-
-	err = epdn_get_u8(tb[TCA_EPDN_MODE], EPDN_MODE_V2, EPDN_MODE_V3,
-			  &p->mode, "epdn: mode must be v2 or v3", extack);
-	if (!err)
-		err = epdn_get_u32(tb[TCA_EPDN_IDLE], EPDN_IDLE_MIN_US,
-				   EPDN_IDLE_MAX_US, &p->idle_us,
-				   "epdn: idle must be between 1ms and 1 hour",
-				   extack);
-	if (!err)
-		err = epdn_get_u32(tb[TCA_EPDN_FLOWS], EPDN_FLOWS_MIN,
-				   EPDN_FLOWS_MAX, &p->flows,
-				   "epdn: flows must be 8..1048576 records",
-				   extack);
-	return err;
+	epdn_get_u8(tb[TCA_EPDN_MODE], &p->mode);
+	epdn_get_u32(tb[TCA_EPDN_IDLE], &p->idle_us);
+	epdn_get_u32(tb[TCA_EPDN_FLOWS], &p->flows);
 }
 
-static int epdn_parse_red(struct epdn_params *p, struct nlattr **tb,
-			  struct netlink_ext_ack *extack)
+static void epdn_parse_red(struct epdn_params *p, struct nlattr **tb)
 {
-	int err;
-
-	err = epdn_get_u8(tb[TCA_EPDN_RED], 0, 1, &p->red,
-			  "epdn: red must be 0 or 1", extack);
-	if (!err)
-		err = epdn_get_u32(tb[TCA_EPDN_RED_MIN], 0, U32_MAX,
-				   &p->red_min, "", extack);
-	if (!err)
-		err = epdn_get_u32(tb[TCA_EPDN_RED_MAX], 1, U32_MAX,
-				   &p->red_max, "epdn: RED max must be above 0",
-				   extack);
-	if (!err)
-		err = epdn_get_u32(tb[TCA_EPDN_RED_PROB], 1, U32_MAX,
-				   &p->red_prob,
-				   "epdn: RED probability must be above 0",
-				   extack);
-	if (!err)
-		err = epdn_get_u8(tb[TCA_EPDN_RED_EWMA], 0, EPDN_RED_EWMA_MAX,
-				  &p->red_ewma, "epdn: RED ewma must be 0..23",
-				  extack);
-	if (!err)
-		err = epdn_get_u8(tb[TCA_EPDN_RED_ECN], 0, 1, &p->red_ecn,
-				  "epdn: ecn must be 0 or 1", extack);
-	if (!err)
-		err = epdn_get_u8(tb[TCA_EPDN_RED_HARDDROP], 0, 1,
-				  &p->red_harddrop,
-				  "epdn: harddrop must be 0 or 1", extack);
-	return err;
+	epdn_get_u8(tb[TCA_EPDN_RED], &p->red);
+	epdn_get_u32(tb[TCA_EPDN_RED_MIN], &p->red_min);
+	epdn_get_u32(tb[TCA_EPDN_RED_MAX], &p->red_max);
+	epdn_get_u32(tb[TCA_EPDN_RED_PROB], &p->red_prob);
+	epdn_get_u8(tb[TCA_EPDN_RED_EWMA], &p->red_ewma);
+	epdn_get_u8(tb[TCA_EPDN_RED_ECN], &p->red_ecn);
+	epdn_get_u8(tb[TCA_EPDN_RED_HARDDROP], &p->red_harddrop);
 }
 
-/* The RED parameters as a whole, once RED is on. */
-static int epdn_check_red(const struct epdn_params *p,
+/*
+ * The RED parameters as a whole, once RED is on.  An attribute left out
+ * keeps its old value, so the culprit may be one that was not sent.
+ */
+static int epdn_check_red(const struct epdn_params *p, struct nlattr **tb,
 			  struct netlink_ext_ack *extack)
 {
 	if (!p->red)
 		return 0;
 	if (!p->red_max || !p->red_prob) {
-		NL_SET_ERR_MSG(extack,
-			       "epdn: red needs min, max and probability");
+		NL_SET_ERR_MSG_ATTR(extack, tb[TCA_EPDN_RED],
+				    "epdn: red needs min, max and probability");
 		return -EINVAL;
 	}
 	if (p->red_min >= p->red_max) {
-		NL_SET_ERR_MSG(extack, "epdn: RED min must be below max");
+		NL_SET_ERR_MSG_ATTR(extack,
+				    tb[TCA_EPDN_RED_MIN] ?: tb[TCA_EPDN_RED_MAX],
+				    "epdn: RED min must be below max");
 		return -EINVAL;
 	}
 	if (!red_check_params(p->red_min, p->red_max, p->red_ewma, 0, NULL)) {
-		NL_SET_ERR_MSG(extack,
-			       "epdn: RED thresholds too large for this ewma");
+		NL_SET_ERR_MSG_ATTR(extack,
+				    tb[TCA_EPDN_RED_EWMA] ?: tb[TCA_EPDN_RED_MAX],
+				    "epdn: RED thresholds too large for this ewma");
 		return -EINVAL;
 	}
 	return 0;
@@ -762,13 +713,11 @@ static int epdn_parse(struct epdn_params *p, struct nlattr **tb,
 	int err;
 
 	err = epdn_parse_queue(p, tb, extack);
-	if (!err)
-		err = epdn_parse_records(p, tb, extack);
-	if (!err)
-		err = epdn_parse_red(p, tb, extack);
-	if (!err)
-		err = epdn_check_red(p, extack);
-	return err;
+	if (err)
+		return err;
+	epdn_parse_records(p, tb);
+	epdn_parse_red(p, tb);
+	return epdn_check_red(p, tb, extack);
 }
 
 /* Drop from the head until the queue fits new limits; parents follow. */
@@ -934,7 +883,7 @@ static int epdn_dump(struct Qdisc *sch, struct sk_buff *skb)
 	struct epdn_sched_data *q = qdisc_priv(sch);
 	struct nlattr *opts;
 
-	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
+	opts = nla_nest_start(skb, TCA_OPTIONS);
 	if (!opts || epdn_dump_params(skb, &q->p)) {
 		nla_nest_cancel(skb, opts);
 		return -EMSGSIZE;

@@ -5,14 +5,16 @@
  * tc dlopen()s q_<kind>.so from its library directory (TC_LIB_DIR
  * overrides it) and looks up "<kind>_qdisc_util".  iproute2 ships no
  * development headers, so the few declarations the plugin needs are
- * written out here, matching iproute2 6.1 (Debian 12): struct qdisc_util
- * (tc/tc_util.h), the libnetlink helpers and the json_print functions
- * that tc exports (nm -D /usr/sbin/tc).
+ * written out in tc_abi.h, matching iproute2 6.1 (Debian 12): struct
+ * qdisc_util, and the parsers, printers, libnetlink helpers and json_print
+ * functions that tc exports (nm -D /usr/sbin/tc).  Options are parsed and
+ * printed with tc's own get_size(), get_time(), sprint_size() and so on,
+ * so they take and show tc's units.
  */
 #include <assert.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,8 +32,12 @@
 /* tc's own request buffer is larger; 1024 is what its qdiscs pass. */
 #define EPDN_MAXLEN	1024
 #define FRAC_ONE	4294967296.0	/* 2^32: probabilities are u32 */
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
 
-/* ---- parsing ---- */
+/* What a kernel from before memory_used sends; the rest reads as 0. */
+#define EPDN_XSTATS_OLD_LEN	offsetof(struct tc_epdn_xstats, memory_used)
+
+/* ---- parsing: tc's own parsers, and iproute2's wording for errors ---- */
 
 static void explain(void)
 {
@@ -41,141 +47,111 @@ static void explain(void)
 		"                [ red min BYTES max BYTES probability P\n"
 		"                      [ ewma LOG ] [ ecn ] [ harddrop ] | red off ]\n"
 		"  limit     queue limit in packets, 1..%u (default %u)\n"
-		"  bytelimit queue limit in bytes, 0 = none; suffixes b k kb m mb g gb\n"
+		"  bytelimit queue limit in bytes, 0 = none, else at least 64\n"
 		"  mode      v2: record every drop, corruption included;\n"
 		"            v3: record congestion drops only (default)\n"
-		"  idle      drop records idle longer than TIME (1ms..1h, default 2s);\n"
-		"            units s ms us, a bare number is microseconds\n"
+		"  idle      drop records idle longer than TIME, 1ms..1h (default 2s)\n"
 		"  flows     maximum number of drop records, %u..%u (default %u)\n"
-		"  corrupt   emulated link-layer CRC failure rate at this hop, e.g. 0.1%%\n"
-		"  red       RED on the queue: min/max thresholds in bytes,\n"
-		"            probability 0..1, ewma weight 2^-LOG (default %u),\n"
-		"            ecn marks ECN-capable packets instead of dropping,\n"
-		"            harddrop drops even those above max\n",
+		"  corrupt   emulated link-layer CRC failure rate at this hop,\n"
+		"            0..100%%, e.g. 0.1%%\n"
+		"  red       RED on the queue: min < max thresholds in bytes,\n"
+		"            probability 0 < P <= 1, ewma weight 2^-LOG, 0..%u\n"
+		"            (default %u), ecn marks ECN-capable packets instead\n"
+		"            of dropping them, harddrop drops even those above max\n"
+		"BYTES take tc's units (b, k or kb, m or mb, g or gb, kbit, mbit, gbit);\n"
+		"TIME takes s, ms or us (a bare number is microseconds).\n",
 		EPDN_LIMIT_MAX, EPDN_DEF_LIMIT, EPDN_FLOWS_MIN, EPDN_FLOWS_MAX,
-		EPDN_DEF_FLOWS, EPDN_DEF_RED_EWMA);
+		EPDN_DEF_FLOWS, EPDN_RED_EWMA_MAX, EPDN_DEF_RED_EWMA);
 }
 
-static int bad(const char *what, const char *arg)
+/* q_cake's wording, and what a valid value looks like */
+static int illegal(const char *kw, const char *arg, const char *expect)
 {
-	if (arg)
-		fprintf(stderr, "epdn: invalid %s \"%s\"\n", what, arg);
-	else
-		fprintf(stderr, "epdn: invalid %s\n", what);
-	explain();
+	fprintf(stderr, "Illegal value for \"%s\": \"%s\" (%s)\n", kw, arg,
+		expect);
 	return -1;
 }
 
-static int parse_u32(const char *s, unsigned long lo, unsigned long hi,
-		     __u32 *out)
+/*
+ * tc's parsers take strtod()'s syntax and convert without checking the
+ * sign or finiteness, so "-1" or "nan" would come out as some number.
+ */
+static bool plain_number(const char *s, double *v, char **end)
 {
-	unsigned long v;
-	char *end;
+	s += strspn(s, " \t");
+	*v = strtod(s, end);
+	return *s != '-' && *end != s && isfinite(*v);
+}
 
-	if (!s || !*s || *s == '-')
+/* get_size(), refusing a nonzero size that rounds down to 0 bytes */
+static int parse_size(const char *arg, __u32 *out)
+{
+	char *end;
+	double v;
+
+	if (!plain_number(arg, &v, &end) || get_size(out, arg))
 		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || v < lo || v > hi)
+	return v > 0 && !*out ? -1 : 0;
+}
+
+/*
+ * get_time() in microseconds, refusing what would not fit in 32 bits:
+ * get_time() of "1" and the unit gives the unit's scale.
+ */
+static int parse_time(const char *arg, __u32 *out)
+{
+	char unit[16] = "1";
+	unsigned int scale;
+	char *end;
+	double v;
+
+	if (!plain_number(arg, &v, &end) || get_time(out, arg))
 		return -1;
-	*out = (__u32)v;
+	strncat(unit, end, sizeof(unit) - 2);
+	if (get_time(&scale, unit) || v * scale > UINT_MAX)
+		return -1;
 	return 0;
 }
 
-/* Bytes with tc's binary suffixes: 1500, 64k, 64kb, 1m, 1mb, 1g. */
-static int parse_size(const char *s, __u32 *out)
-{
-	static const struct { const char *sfx; double mult; } units[] = {
-		{ "", 1 }, { "b", 1 }, { "k", 1024 }, { "kb", 1024 },
-		{ "m", 1048576 }, { "mb", 1048576 },
-		{ "g", 1073741824 }, { "gb", 1073741824 },
-	};
-	char *end;
-	double v;
-	size_t i;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	v = strtod(s, &end);
-	if (end == s)
-		return -1;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcasecmp(end, units[i].sfx) == 0) {
-			v *= units[i].mult;
-			if (v > UINT_MAX)
-				return -1;
-			*out = (__u32)v;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Time in microseconds: 2s, 500ms, 100us; a bare number is microseconds. */
-static int parse_time_us(const char *s, __u32 *out)
-{
-	static const struct { const char *sfx; double mult; } units[] = {
-		{ "", 1 }, { "us", 1 }, { "usec", 1 },
-		{ "ms", 1e3 }, { "msec", 1e3 }, { "s", 1e6 }, { "sec", 1e6 },
-	};
-	char *end;
-	double v;
-	size_t i;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	v = strtod(s, &end);
-	if (end == s)
-		return -1;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcasecmp(end, units[i].sfx) == 0) {
-			v *= units[i].mult;
-			if (v > UINT_MAX)
-				return -1;
-			*out = (__u32)llround(v);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* A fraction 0..1 as a u32 scaled by 2^32, saturating at ~0U. */
-static __u32 frac_to_u32(double f)
+/* A fraction 0..1 as a u32 of 2^32 (~0U for 1), never rounding to 0 */
+static int frac_to_u32(double f, __u32 *out)
 {
 	double v = f * FRAC_ONE;
 
-	if (v >= FRAC_ONE - 1)
-		return UINT_MAX;
-	return (__u32)llround(v);
+	*out = v >= FRAC_ONE - 1 ? UINT_MAX : (__u32)llround(v);
+	return f > 0 && !*out ? -1 : 0;
 }
 
-/* netem-style percentage: "0.1%" or "0.1" both mean 0.1 %. */
-static int parse_percent(const char *s, __u32 *out)
+/* netem style: "0.1%" or "0.1" both mean 0.1 % */
+static int parse_corrupt(const char *arg, __u32 *out)
 {
 	char *end;
 	double v;
 
-	if (!s || !*s)
+	if (!plain_number(arg, &v, &end) || parse_percent(&v, arg))
 		return -1;
-	v = strtod(s, &end);
-	if (end == s || (*end && strcmp(end, "%")) || v < 0 || v > 100)
-		return -1;
-	*out = frac_to_u32(v / 100);
-	return 0;
+	return frac_to_u32(v, out);
 }
 
-static int parse_prob(const char *s, __u32 *out)
+static int parse_prob(const char *arg, __u32 *out)
 {
 	char *end;
 	double v;
 
-	if (!s || !*s)
+	if (!plain_number(arg, &v, &end) || *end || v <= 0 || v > 1)
 		return -1;
-	v = strtod(s, &end);
-	if (end == s || *end || v <= 0 || v > 1)
-		return -1;
-	*out = frac_to_u32(v);
-	return 0;
+	return frac_to_u32(v, out);
+}
+
+static int parse_count(const char *kw, const char *arg, __u32 lo, __u32 hi,
+		       const char *unit, __u32 *out)
+{
+	char expect[64];
+
+	if (!get_u32(out, arg, 0) && *out >= lo && *out <= hi)
+		return 0;
+	snprintf(expect, sizeof(expect), "%u..%u %s", lo, hi, unit);
+	return illegal(kw, arg, expect);
 }
 
 struct epdn_args {
@@ -187,23 +163,63 @@ struct epdn_args {
 	bool has_red_ewma;
 };
 
-/* "red off" or "red min A max B probability P [ewma N] [ecn] [harddrop]" */
+static const char *const red_values[] = { "min", "max", "probability", "ewma" };
+static const char *const options[] = {
+	"limit", "bytelimit", "mode", "idle", "flows", "corrupt",
+};
+
+static bool one_of(const char *kw, const char *const *list, size_t n)
+{
+	while (n--)
+		if (strcmp(kw, list[n]) == 0)
+			return true;
+	return false;
+}
+
+/* One "keyword value" of red, kw one of red_values */
+static int parse_red_value(const char *kw, const char *arg,
+			   struct epdn_args *a)
+{
+	if (strcmp(kw, "min") == 0) {
+		if (parse_size(arg, &a->red_min))
+			return illegal(kw, arg, "bytes");
+		a->has_red_min = true;
+	} else if (strcmp(kw, "max") == 0) {
+		if (parse_size(arg, &a->red_max) || !a->red_max)
+			return illegal(kw, arg, "bytes, above 0");
+		a->has_red_max = true;
+	} else if (strcmp(kw, "probability") == 0) {
+		if (parse_prob(arg, &a->red_prob))
+			return illegal(kw, arg, "0 < P <= 1");
+		a->has_red_prob = true;
+	} else if (strcmp(kw, "ewma") == 0) {
+		if (get_u8(&a->red_ewma, arg, 0) ||
+		    a->red_ewma > EPDN_RED_EWMA_MAX)
+			return illegal(kw, arg, "0..23");
+		a->has_red_ewma = true;
+	}
+	return 0;
+}
+
+/*
+ * "red off" or "red min A max B probability P [ewma N] [ecn] [harddrop]";
+ * *argvp is at "red" and is left on the last word that red took.
+ */
 static int parse_red(int *argcp, char ***argvp, struct epdn_args *a)
 {
 	int argc = *argcp;
 	char **argv = *argvp;
-	__u32 v;
 
 	a->has_red = true;
+	a->red_ecn = 0;
+	a->red_harddrop = 0;
 	if (argc > 1 && strcmp(argv[1], "off") == 0) {
 		a->red = 0;
-		*argcp = argc - 1;
-		*argvp = argv + 1;
+		(*argcp)--;
+		(*argvp)++;
 		return 0;
 	}
 	a->red = 1;
-	a->red_ecn = 0;
-	a->red_harddrop = 0;
 	while (argc > 1) {
 		const char *kw = argv[1];
 
@@ -211,87 +227,69 @@ static int parse_red(int *argcp, char ***argvp, struct epdn_args *a)
 			a->red_ecn = 1;
 		} else if (strcmp(kw, "harddrop") == 0) {
 			a->red_harddrop = 1;
-		} else if (argc > 2 && strcmp(kw, "min") == 0) {
-			if (parse_size(argv[2], &a->red_min))
-				return bad("RED min", argv[2]);
-			a->has_red_min = true;
-		} else if (argc > 2 && strcmp(kw, "max") == 0) {
-			if (parse_size(argv[2], &a->red_max) || !a->red_max)
-				return bad("RED max", argv[2]);
-			a->has_red_max = true;
-		} else if (argc > 2 && strcmp(kw, "probability") == 0) {
-			if (parse_prob(argv[2], &a->red_prob))
-				return bad("RED probability (0 < P <= 1)",
-					   argv[2]);
-			a->has_red_prob = true;
-		} else if (argc > 2 && strcmp(kw, "ewma") == 0) {
-			if (parse_u32(argv[2], 0, EPDN_RED_EWMA_MAX, &v))
-				return bad("RED ewma (0..23)", argv[2]);
-			a->red_ewma = (__u8)v;
-			a->has_red_ewma = true;
-		} else {
-			break;
-		}
-		if (strcmp(kw, "ecn") && strcmp(kw, "harddrop")) {
+		} else if (one_of(kw, red_values, ARRAY_SIZE(red_values))) {
+			if (argc < 3)
+				incomplete_command();
+			if (parse_red_value(kw, argv[2], a))
+				return -1;
 			argc--;
 			argv++;
+		} else {
+			break;
 		}
 		argc--;
 		argv++;
 	}
 	*argcp = argc;
 	*argvp = argv;
-	if (a->has_red_min && a->has_red_max && a->red_min >= a->red_max)
-		return bad("RED thresholds: min must be below max", NULL);
+	if (a->has_red_min && a->has_red_max && a->red_min >= a->red_max) {
+		fprintf(stderr, "\"min\" is not smaller than \"max\"\n");
+		return -1;
+	}
 	return 0;
 }
 
-static int parse_mode(const char *s, __u8 *mode)
+static int parse_mode(const char *arg, struct epdn_args *a)
 {
-	if (!s)
-		return -1;
-	if (strcmp(s, "v2") == 0 || strcmp(s, "2") == 0)
-		*mode = EPDN_MODE_V2;
-	else if (strcmp(s, "v3") == 0 || strcmp(s, "3") == 0)
-		*mode = EPDN_MODE_V3;
+	if (strcmp(arg, "v2") == 0 || strcmp(arg, "2") == 0)
+		a->mode = EPDN_MODE_V2;
+	else if (strcmp(arg, "v3") == 0 || strcmp(arg, "3") == 0)
+		a->mode = EPDN_MODE_V3;
 	else
-		return -1;
+		return illegal("mode", arg, "v2 or v3");
+	a->has_mode = true;
 	return 0;
 }
 
-/* One "keyword value" pair; returns values consumed or -1. */
-static int parse_one(const char *kw, const char *val, struct epdn_args *a)
+/* One "keyword value" pair, kw one of options */
+static int parse_one(const char *kw, const char *arg, struct epdn_args *a)
 {
 	if (strcmp(kw, "limit") == 0) {
-		if (parse_u32(val, 1, EPDN_LIMIT_MAX, &a->limit))
-			return bad("limit (1..1048576 packets)", val);
 		a->has_limit = true;
-	} else if (strcmp(kw, "bytelimit") == 0) {
-		if (parse_size(val, &a->byte_limit) ||
-		    (a->byte_limit && a->byte_limit < 64))
-			return bad("bytelimit (0 or at least 64 bytes)", val);
-		a->has_byte_limit = true;
-	} else if (strcmp(kw, "mode") == 0) {
-		if (parse_mode(val, &a->mode))
-			return bad("mode (v2 or v3)", val);
-		a->has_mode = true;
-	} else if (strcmp(kw, "idle") == 0) {
-		if (parse_time_us(val, &a->idle) ||
-		    a->idle < EPDN_IDLE_MIN_US || a->idle > EPDN_IDLE_MAX_US)
-			return bad("idle (1ms..1h)", val);
-		a->has_idle = true;
+		return parse_count(kw, arg, 1, EPDN_LIMIT_MAX, "packets",
+				   &a->limit);
 	} else if (strcmp(kw, "flows") == 0) {
-		if (parse_u32(val, EPDN_FLOWS_MIN, EPDN_FLOWS_MAX, &a->flows))
-			return bad("flows (8..1048576)", val);
 		a->has_flows = true;
+		return parse_count(kw, arg, EPDN_FLOWS_MIN, EPDN_FLOWS_MAX,
+				   "records", &a->flows);
+	} else if (strcmp(kw, "mode") == 0) {
+		return parse_mode(arg, a);
+	} else if (strcmp(kw, "bytelimit") == 0) {
+		if (parse_size(arg, &a->byte_limit) ||
+		    (a->byte_limit && a->byte_limit < 64))
+			return illegal(kw, arg, "0 = none, or at least 64 bytes");
+		a->has_byte_limit = true;
+	} else if (strcmp(kw, "idle") == 0) {
+		if (parse_time(arg, &a->idle) ||
+		    a->idle < EPDN_IDLE_MIN_US || a->idle > EPDN_IDLE_MAX_US)
+			return illegal(kw, arg, "1ms..1h");
+		a->has_idle = true;
 	} else if (strcmp(kw, "corrupt") == 0) {
-		if (parse_percent(val, &a->corrupt))
-			return bad("corrupt (0..100%)", val);
+		if (parse_corrupt(arg, &a->corrupt))
+			return illegal(kw, arg, "0..100%");
 		a->has_corrupt = true;
-	} else {
-		return bad("option", kw);
 	}
-	return 1;
+	return 0;
 }
 
 static void put_args(struct nlmsghdr *n, const struct epdn_args *a)
@@ -333,24 +331,27 @@ static int epdn_parse_opt(struct qdisc_util *qu, int argc, char **argv,
 
 	(void)qu;
 	(void)dev;
-	while (argc > 0) {
+	for (; argc > 0; argc--, argv++) {
+		if (strcmp(*argv, "red") == 0) {
+			if (parse_red(&argc, &argv, &a))
+				return -1;
+			continue;
+		}
 		if (strcmp(*argv, "help") == 0) {
 			explain();
 			return -1;
 		}
-		if (strcmp(*argv, "red") == 0) {
-			if (parse_red(&argc, &argv, &a))
-				return -1;
-			argc--;
-			argv++;
-			continue;
+		if (!one_of(*argv, options, ARRAY_SIZE(options))) {
+			fprintf(stderr, "What is \"%s\"?\n", *argv);
+			explain();
+			return -1;
 		}
 		if (argc < 2)
-			return bad("option without a value", *argv);
-		if (parse_one(argv[0], argv[1], &a) < 0)
+			incomplete_command();
+		if (parse_one(argv[0], argv[1], &a))
 			return -1;
-		argc -= 2;
-		argv += 2;
+		argc--;
+		argv++;
 	}
 	nest = addattr_nest(n, EPDN_MAXLEN, TCA_OPTIONS | NLA_F_NESTED);
 	put_args(n, &a);
@@ -360,17 +361,17 @@ static int epdn_parse_opt(struct qdisc_util *qu, int argc, char **argv,
 
 /* ---- printing: the same syntax the parser reads ---- */
 
-static __u32 get_u32(struct rtattr *tb[], int id, __u32 dflt)
+static __u32 rta_u32(struct rtattr *tb[], int id)
 {
 	if (!tb[id] || RTA_PAYLOAD(tb[id]) < sizeof(__u32))
-		return dflt;
+		return 0;
 	return *(__u32 *)RTA_DATA(tb[id]);
 }
 
-static __u8 get_u8(struct rtattr *tb[], int id, __u8 dflt)
+static __u8 rta_u8(struct rtattr *tb[], int id)
 {
 	if (!tb[id] || RTA_PAYLOAD(tb[id]) < sizeof(__u8))
-		return dflt;
+		return 0;
 	return *(__u8 *)RTA_DATA(tb[id]);
 }
 
@@ -379,35 +380,54 @@ static void print_text(const char *fmt, const char *s)
 	print_color_string(PRINT_FP, COLOR_NONE, NULL, fmt, s);
 }
 
-/* JSON gets the number, text output gets "name <formatted>" */
-static void print_num(const char *key, const char *text, uint64_t v)
+static void print_num_text(const char *key, const char *text)
 {
 	char buf[96];
 
-	print_color_u64(PRINT_JSON, COLOR_NONE, key, NULL, v);
 	snprintf(buf, sizeof(buf), "%s %s ", key, text);
 	print_text("%s", buf);
 }
 
-static void print_bytes(const char *key, __u32 v)
+/* JSON gets the number, text output gets "name <formatted>" */
+static void print_num(const char *key, const char *text, uint64_t v)
 {
-	char text[32];
+	print_color_u64(PRINT_JSON, COLOR_NONE, key, NULL, v);
+	print_num_text(key, text);
+}
 
-	snprintf(text, sizeof(text), "%ub", v);
+static void print_u32(const char *key, __u32 v)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), "%u", v);
 	print_num(key, text, v);
 }
 
-static void print_idle(__u32 us)
+/*
+ * tc's format (450Kb, 250ms), or the exact value in @unit where tc's
+ * format would not read back the same (tc prints 1030 bytes as "1Kb").
+ */
+static void print_exact(const char *key, __u32 v,
+			char *(*sprint)(__u32 v, char *buf),
+			int (*get)(unsigned int *v, const char *s),
+			const char *unit)
 {
-	char text[32];
+	char buf[SPRINT_BSIZE];
+	unsigned int back;
 
-	if (us % 1000000 == 0)
-		snprintf(text, sizeof(text), "%us", us / 1000000);
-	else if (us % 1000 == 0)
-		snprintf(text, sizeof(text), "%ums", us / 1000);
-	else
-		snprintf(text, sizeof(text), "%uus", us);
-	print_num("idle", text, us);
+	if (get(&back, sprint(v, buf)) || back != v)
+		snprintf(buf, sizeof(buf), "%u%s", v, unit);
+	print_num(key, buf, v);
+}
+
+static void print_size(const char *key, __u32 bytes)
+{
+	print_exact(key, bytes, sprint_size, get_size, "b");
+}
+
+static void print_time(const char *key, __u32 us)
+{
+	print_exact(key, us, sprint_time, get_time, "us");
 }
 
 /* A u32 fraction of 2^32: JSON gets the scaled float, text "key 0.1%" */
@@ -431,26 +451,21 @@ static void print_flag(const char *key)
 
 static void print_red(struct rtattr *tb[])
 {
-	char text[16];
-
 	print_flag("red");
-	print_bytes("min", get_u32(tb, TCA_EPDN_RED_MIN, 0));
-	print_bytes("max", get_u32(tb, TCA_EPDN_RED_MAX, 0));
-	print_frac("probability", get_u32(tb, TCA_EPDN_RED_PROB, 0), 1, "");
-	snprintf(text, sizeof(text), "%u", get_u8(tb, TCA_EPDN_RED_EWMA, 0));
-	print_num("ewma", text, get_u8(tb, TCA_EPDN_RED_EWMA, 0));
-	if (get_u8(tb, TCA_EPDN_RED_ECN, 0))
+	print_size("min", rta_u32(tb, TCA_EPDN_RED_MIN));
+	print_size("max", rta_u32(tb, TCA_EPDN_RED_MAX));
+	print_frac("probability", rta_u32(tb, TCA_EPDN_RED_PROB), 1, "");
+	print_u32("ewma", rta_u8(tb, TCA_EPDN_RED_EWMA));
+	if (rta_u8(tb, TCA_EPDN_RED_ECN))
 		print_flag("ecn");
-	if (get_u8(tb, TCA_EPDN_RED_HARDDROP, 0))
+	if (rta_u8(tb, TCA_EPDN_RED_HARDDROP))
 		print_flag("harddrop");
 }
 
 static int epdn_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *opt)
 {
 	struct rtattr *tb[TCA_EPDN_MAX + 1];
-	char text[32];
-	__u32 limit;
-	__u8 mode;
+	char text[8];
 
 	(void)qu;
 	(void)f;
@@ -458,18 +473,14 @@ static int epdn_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *opt)
 		return 0;
 	parse_rtattr_flags(tb, TCA_EPDN_MAX, RTA_DATA(opt), RTA_PAYLOAD(opt),
 			   NLA_F_NESTED);
-	limit = get_u32(tb, TCA_EPDN_LIMIT, 0);
-	snprintf(text, sizeof(text), "%u", limit);
-	print_num("limit", text, limit);
-	print_bytes("bytelimit", get_u32(tb, TCA_EPDN_BYTE_LIMIT, 0));
-	mode = get_u8(tb, TCA_EPDN_MODE, 0);
-	snprintf(text, sizeof(text), "v%u", mode);
+	print_u32("limit", rta_u32(tb, TCA_EPDN_LIMIT));
+	print_size("bytelimit", rta_u32(tb, TCA_EPDN_BYTE_LIMIT));
+	snprintf(text, sizeof(text), "v%u", rta_u8(tb, TCA_EPDN_MODE));
 	print_color_string(PRINT_ANY, COLOR_NONE, "mode", "mode %s ", text);
-	print_idle(get_u32(tb, TCA_EPDN_IDLE, 0));
-	snprintf(text, sizeof(text), "%u", get_u32(tb, TCA_EPDN_FLOWS, 0));
-	print_num("flows", text, get_u32(tb, TCA_EPDN_FLOWS, 0));
-	print_frac("corrupt", get_u32(tb, TCA_EPDN_CORRUPT, 0), 100, "%");
-	if (get_u8(tb, TCA_EPDN_RED, 0))
+	print_time("idle", rta_u32(tb, TCA_EPDN_IDLE));
+	print_u32("flows", rta_u32(tb, TCA_EPDN_FLOWS));
+	print_frac("corrupt", rta_u32(tb, TCA_EPDN_CORRUPT), 100, "%");
+	if (rta_u8(tb, TCA_EPDN_RED))
 		print_red(tb);
 	return 0;
 }
@@ -482,6 +493,19 @@ static void print_counter(const char *key, uint64_t v)
 
 	snprintf(fmt, sizeof(fmt), "%s %%llu ", key);
 	print_color_u64(PRINT_ANY, COLOR_NONE, key, fmt, v);
+}
+
+/* fq_codel's memory_used: bytes in JSON, tc's size format in text */
+static void print_memory(const char *key, uint64_t v)
+{
+	char buf[SPRINT_BSIZE];
+
+	print_color_u64(PRINT_JSON, COLOR_NONE, key, NULL, v);
+	if (v <= UINT_MAX)
+		sprint_size(v, buf);
+	else
+		snprintf(buf, sizeof(buf), "%llub", (unsigned long long)v);
+	print_num_text(key, buf);
 }
 
 static void print_line(void)
@@ -498,9 +522,9 @@ static int epdn_print_xstats(struct qdisc_util *qu, FILE *f,
 	(void)f;
 	if (!xstats)
 		return 0;
-	if (RTA_PAYLOAD(xstats) < sizeof(x))
+	if (RTA_PAYLOAD(xstats) < EPDN_XSTATS_OLD_LEN)
 		return -1;
-	memcpy(&x, RTA_DATA(xstats), sizeof(x));
+	memcpy(&x, RTA_DATA(xstats), MIN(RTA_PAYLOAD(xstats), sizeof(x)));
 	print_text("%s", "  ");
 	print_counter("recorded", x.recorded);
 	print_counter("rec_merged", x.rec_merged);
@@ -526,8 +550,13 @@ static int epdn_print_xstats(struct qdisc_util *qu, FILE *f,
 	print_counter("corrupt_drops", x.corrupt_drops);
 	print_counter("red_drops", x.red_drops);
 	print_counter("red_marks", x.red_marks);
+	print_line();
 	print_counter("flows", x.flows);
 	print_counter("record_bytes", x.record_bytes);
+	print_memory("memory_used", x.memory_used);
+	print_counter("flushed", x.flushed);
+	print_counter("span_resets", x.span_resets);
+	print_counter("unshared", x.unshared);
 	return 0;
 }
 
