@@ -8,6 +8,8 @@
 # make bench      every experiment's quick set (satnet run), then the report
 #                 docs/results.md (satnet report); BENCH_ARGS adds options
 # make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
+# make bench-epdn-cost  the epdn core's instructions per operation, counted
+#                 by callgrind on the host, no VM (docs/epdn-bench.md)
 # make install    install modules (and the tc plugin) on this host
 #
 # KDIR selects the kernel build tree.  Default: the running kernel when it
@@ -36,7 +38,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,build/unit/%,$(UNIT_SRCS))
 
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules unit unit-asan tc test bench bench-epdn install clean deps kdir
+.PHONY: all modules unit unit-asan tc test bench bench-epdn bench-epdn-cost \
+	install clean deps kdir
 
 all: modules unit tc
 
@@ -83,6 +86,10 @@ bench: deps
 bench-epdn: deps
 	$(MAKE) all
 	tools/vm-run --timeout 1800 --log build/bench-epdn-console.log -- tools/bench-epdn
+
+# Instructions per operation of the epdn core, current and old (callgrind).
+bench-epdn-cost:
+	tools/epdn-cost
 
 install: modules tc
 	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)

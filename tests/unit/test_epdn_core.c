@@ -13,13 +13,7 @@
 
 static struct epdn_rec *new_slots(u32 flows)
 {
-	struct epdn_rec *s = calloc(epdn_table_slots(flows), sizeof(*s));
-
-	if (!s) {
-		perror("calloc");
-		exit(2);
-	}
-	return s;
+	return unit_calloc(epdn_table_slots(flows), sizeof(struct epdn_rec));
 }
 
 static struct epdn_key key_n(u32 n)

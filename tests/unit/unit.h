@@ -33,6 +33,18 @@ static int unit_checks;
 
 #define RUN(fn) do { fn(); } while (0)
 
+/* calloc(), or exit: no test has a use for a failed allocation. */
+static inline void *unit_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		perror("calloc");
+		exit(2);
+	}
+	return p;
+}
+
 static inline int unit_report(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, unit_checks, unit_failed);
