@@ -204,18 +204,13 @@ void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec)
 	epdn_slot_release(t, &t->slot[i - i % EPDN_WAYS], rec);
 }
 
-/*
- * The flow's live record, or NULL.  A record idle longer than t->idle is
- * gone (seed 001 §III-C) even before the sweep reaches it: it is freed here.
- */
-struct epdn_rec *epdn_table_find(struct epdn_table *t,
-				 const struct epdn_key *key, u32 now)
+/* The key's live record in its set, freeing it if it has expired. */
+static struct epdn_rec *epdn_set_find(struct epdn_table *t,
+				      struct epdn_rec *set,
+				      const struct epdn_key *key, u32 now)
 {
-	struct epdn_rec *set, *rec;
+	struct epdn_rec *rec;
 
-	if (!t->count)
-		return NULL;
-	set = epdn_set(t, key);
 	for (rec = set; rec < set + EPDN_WAYS; rec++) {
 		if (epdn_slot_free(rec))
 			return NULL;
@@ -228,6 +223,18 @@ struct epdn_rec *epdn_table_find(struct epdn_table *t,
 		return NULL;
 	}
 	return NULL;
+}
+
+/*
+ * The flow's live record, or NULL.  A record idle longer than t->idle is
+ * gone (seed 001 §III-C) even before the sweep reaches it: it is freed here.
+ */
+struct epdn_rec *epdn_table_find(struct epdn_table *t,
+				 const struct epdn_key *key, u32 now)
+{
+	if (!t->count)
+		return NULL;
+	return epdn_set_find(t, epdn_set(t, key), key, now);
 }
 
 /*
@@ -284,8 +291,8 @@ enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 				       const struct epdn_key *key,
 				       const struct epdn_range *r, u32 now)
 {
-	struct epdn_rec *rec = epdn_table_find(t, key, now);
-	struct epdn_rec *set;
+	struct epdn_rec *set = epdn_set(t, key);
+	struct epdn_rec *rec = epdn_set_find(t, set, key, now);
 
 	t->recorded++;
 	if (rec) {
@@ -293,7 +300,6 @@ enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 		t->rec_merged++;
 		return EPDN_REC_MERGED;
 	}
-	set = epdn_set(t, key);
 	for (rec = set; rec < set + EPDN_WAYS; rec++)
 		if (epdn_slot_free(rec))
 			break;
