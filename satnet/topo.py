@@ -380,9 +380,11 @@ class Topology:
         """Make the path one EPDN domain for RN-TCP and TCP-R: every
         sender originates the EPDN option (net.rn.epdn_origin), every
         receiver runs the RN-TCP receiver (net.rn.receiver), and, with r2,
-        R2 lowers EPDN-TTL as it forwards (an ifb with an epdn qdisc at
-        its ingress), so that EPDN-TTL equals TTL at the receiver.  Needs
-        an epdn bottleneck and rn_host.ko (docs/rn-tcp.md)."""
+        R2 is an EPDN router: what it forwards to the receivers passes an
+        epdn qdisc (on an ifb, redirected from clsact egress, ahead of the
+        satellite stage's netem), which brings EPDN-TTL down with TTL, so
+        that EPDN-TTL equals TTL at the receiver.  Needs an epdn bottleneck
+        and rn_host.ko (docs/rn-tcp.md)."""
         modprobe("rn_host", "sch_epdn")
         for ns in self.snd:
             self.ex(ns, ["sysctl", "-q", "-w", "net.rn.epdn_origin=1"])
@@ -390,14 +392,15 @@ class Topology:
             self.ex(ns, ["sysctl", "-q", "-w", "net.rn.receiver=1"])
         if not r2:
             return
-        modprobe("ifb", "act_mirred", "cls_u32")
+        modprobe("ifb", "act_mirred", "cls_u32", "sch_ingress")
         self.ex(self.r2, ["ip", "link", "add", "ifb0", "type", "ifb"])
         self.ex(self.r2, ["ip", "link", "set", "ifb0", "up"])
-        self.tc_batch(self.r2, [
-            "qdisc add dev b handle ffff: ingress",
-            "filter add dev b parent ffff: protocol ip u32 match u32 0 0 "
-            "action mirred egress redirect dev ifb0",
-            "qdisc add dev ifb0 root epdn limit 10000"])
+        lines = ["qdisc add dev ifb0 root epdn limit 10000"]
+        for i in range(self.sc.pairs):
+            lines += ["qdisc add dev r%d clsact" % i,
+                      "filter add dev r%d egress protocol ip u32 match u32 "
+                      "0 0 action mirred egress redirect dev ifb0" % i]
+        self.tc_batch(self.r2, lines)
 
     def down(self):
         for ns in reversed(self.created):

@@ -10,8 +10,8 @@ The mild-reordering scenario of seed 001 §VII (scenarios/mild-reorder.toml)
 with an EPDN bottleneck, a sender that originates the
 EPDN option and an RN-TCP receiver (tcp_rn/rn_host.ko).  The testbed's R2
 is a plain router, which breaks the EPDN-TTL proof, so the tests make it an
-EPDN router: its ingress on b goes through an ifb with an epdn qdisc that
-lowers EPDN-TTL as ip_forward lowers TTL.  The mild-reordering test runs
+EPDN router: its egress to the receiver goes through an ifb with an epdn
+qdisc that brings EPDN-TTL down with TTL (satnet.topo's epdn_domain).  The mild-reordering test runs
 one flow at a time with 30 kB of htb burst at the bottleneck, so that the
 emulated path, not the VM's CPU or late timers, is what limits the flows
 (docs/rn-tcp-results.md); the drops-only and RN-TCP-ES tests run rn and
