@@ -52,41 +52,41 @@ static u64 epdn_rotl64(u64 x, unsigned int r)
 	return (x << r) | (x >> (64 - r));
 }
 
-static void epdn_sipround(u64 *v)
-{
-	v[0] += v[1];
-	v[1] = epdn_rotl64(v[1], 13) ^ v[0];
-	v[0] = epdn_rotl64(v[0], 32);
-	v[2] += v[3];
-	v[3] = epdn_rotl64(v[3], 16) ^ v[2];
-	v[0] += v[3];
-	v[3] = epdn_rotl64(v[3], 21) ^ v[0];
-	v[2] += v[1];
-	v[1] = epdn_rotl64(v[1], 17) ^ v[2];
-	v[2] = epdn_rotl64(v[2], 32);
-}
+/* One SipRound on v0..v3, as lib/siphash.c's SIPROUND, kept in registers. */
+#define EPDN_SIPROUND do {			\
+	v0 += v1;				\
+	v1 = epdn_rotl64(v1, 13) ^ v0;		\
+	v0 = epdn_rotl64(v0, 32);		\
+	v2 += v3;				\
+	v3 = epdn_rotl64(v3, 16) ^ v2;		\
+	v0 += v3;				\
+	v3 = epdn_rotl64(v3, 21) ^ v0;		\
+	v2 += v1;				\
+	v1 = epdn_rotl64(v1, 17) ^ v2;		\
+	v2 = epdn_rotl64(v2, 32);		\
+} while (0)
 
 /* The 12 key bytes as two little-endian words, length in the top byte. */
 u64 epdn_hash(const struct epdn_key *key, const struct epdn_hkey *k)
 {
 	u64 m0 = (u64)key->saddr | (u64)key->daddr << 32;
 	u64 m1 = (u64)key->sport | (u64)key->dport << 16 | (u64)12 << 56;
-	u64 v[4] = {
-		k->k0 ^ 0x736f6d6570736575ULL, k->k1 ^ 0x646f72616e646f6dULL,
-		k->k0 ^ 0x6c7967656e657261ULL, k->k1 ^ 0x7465646279746573ULL,
-	};
+	u64 v0 = k->k0 ^ 0x736f6d6570736575ULL;
+	u64 v1 = k->k1 ^ 0x646f72616e646f6dULL;
+	u64 v2 = k->k0 ^ 0x6c7967656e657261ULL;
+	u64 v3 = k->k1 ^ 0x7465646279746573ULL;
 
-	v[3] ^= m0;
-	epdn_sipround(v);
-	v[0] ^= m0;
-	v[3] ^= m1;
-	epdn_sipround(v);
-	v[0] ^= m1;
-	v[2] ^= 0xff;
-	epdn_sipround(v);
-	epdn_sipround(v);
-	epdn_sipround(v);
-	return v[0] ^ v[1] ^ v[2] ^ v[3];
+	v3 ^= m0;
+	EPDN_SIPROUND;
+	v0 ^= m0;
+	v3 ^= m1;
+	EPDN_SIPROUND;
+	v0 ^= m1;
+	v2 ^= 0xff;
+	EPDN_SIPROUND;
+	EPDN_SIPROUND;
+	EPDN_SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
 }
 
 /* ---- slots ---- */
