@@ -79,18 +79,19 @@ bench: deps
 	satnet run --quick --serial-control s000-fig2:tcp-r $(BENCH_ARGS)
 	satnet report --command "make bench"
 
-# INSTALL_MOD_PATH and DESTDIR stage an install under another root.
-# modules_install runs depmod; the modules are unsigned, so a kernel that
-# enforces signatures refuses them (others log "tainting kernel").
-# Per-packet cost of epdn against pfifo (pktgen), docs/epdn-bench.md.
+# The epdn qdisc's per-packet cost against pfifo and fq_codel (pktgen) and
+# its TCP goodput (iperf3), docs/epdn-bench.md: 20-30 minutes in the VM.
 bench-epdn: deps
 	$(MAKE) all
-	tools/vm-run --timeout 1800 --log build/bench-epdn-console.log -- tools/bench-epdn
+	tools/vm-run --timeout 3600 --log build/bench-epdn-console.log -- tools/bench-epdn
 
 # Instructions per operation of the epdn core, current and old (callgrind).
 bench-epdn-cost:
 	tools/epdn-cost
 
+# INSTALL_MOD_PATH and DESTDIR stage an install under another root.
+# modules_install runs depmod; the modules are unsigned, so a kernel that
+# enforces signatures refuses them (others log "tainting kernel").
 install: modules tc
 	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)
 	$(MAKE) -C tools/tc install TC_LIBDIR=$(TC_LIBDIR) DESTDIR=$(DESTDIR)

@@ -46,6 +46,7 @@ import time
 import pytest
 
 from conftest import insmod
+from satnet import pktgen
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -1062,23 +1063,40 @@ def test_v2_records_corruption_v3_does_not(path):
 
 # ---- (e) a flood of 100 000 flows stays within the flows bound ----
 
+FLOOD_ETH = bytes.fromhex("020000000002020000000001") + b"\x08\x00"
+
+
+def flood_gate(dev, flows):
+    """A shut gate -> epdn limit 1 on @dev, the gate's one packet sent and
+    epdn's one packet queued: every packet after that is dropped.  Returns
+    the AF_PACKET socket bound to @dev."""
+    sh("tc qdisc add dev %s root handle 1: %s" % (dev, GATE_SHUT))
+    sh("tc qdisc add dev %s parent 1:1 handle 10: epdn limit 1 flows %d "
+       "idle 3000s" % (dev, flows))
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((dev, ETH_P_IP))
+    # One 1500-byte packet empties the tbf bucket, one more fills epdn.
+    xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 1472, proto=17))
+    xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 100, proto=17))
+    return s
+
+
+def memory_grown(before, after):
+    """kB by which slab + vmalloc grew, and MemAvailable shrank."""
+    grown = (after["Slab"] + after["VmallocUsed"]) - \
+        (before["Slab"] + before["VmallocUsed"])
+    return grown, before["MemAvailable"] - after["MemAvailable"]
+
+
 def test_flood_of_100k_flows_stays_bounded(dummy):
     """(e) 100 000 distinct TCP flows each lose a segment at a shut gate:
     all are recorded, the table holds exactly `flows` records, the oldest
     are evicted, and kernel memory does not grow with the flood (records
     allocated one by one would add 2.4 MB, leaked packets 70 MB)."""
     flows, n = 4096, 100000
-    sh("tc qdisc add dev %s root handle 1: %s" % (dummy, GATE_SHUT))
-    sh("tc qdisc add dev %s parent 1:1 handle 10: epdn limit 1 flows %d "
-       "idle 3000s" % (dummy, flows))
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((dummy, ETH_P_IP))
-    eth = bytes.fromhex("020000000002020000000001") + b"\x08\x00"
-    # One 1500-byte packet empties the tbf bucket, one more fills epdn.
-    xmit(s, eth + ipv4("10.9.0.1", "10.9.0.2", b"u" * 1472, proto=17))
-    xmit(s, eth + ipv4("10.9.0.1", "10.9.0.2", b"u" * 100, proto=17))
-    frame = bytearray(eth + ipv4("10.200.0.0", "10.9.0.2",
-                                 tcp(0, 80, 1, 10)))
+    s = flood_gate(dummy, flows)
+    frame = bytearray(FLOOD_ETH + ipv4("10.200.0.0", "10.9.0.2",
+                                       tcp(0, 80, 1, 10)))
     before = meminfo()
     for i in range(n):                # flow i: 10.200.x.y:(1024 + i % 50000)
         struct.pack_into("!I", frame, 26, 0x0ac80000 + i // 50000)
@@ -1093,11 +1111,79 @@ def test_flood_of_100k_flows_stays_bounded(dummy):
     assert st["record_bytes"] <= 28
     # The table was allocated at init; the flood adds neither records nor
     # leaked packets (100 000 skbs would be > 50 MB).
-    grown = (after["Slab"] + after["VmallocUsed"]) - \
-        (before["Slab"] + before["VmallocUsed"])
-    used = before["MemAvailable"] - after["MemAvailable"]
+    grown, used = memory_grown(before, after)
     print("flood: slab+vmalloc %+d kB, MemAvailable %+d kB" % (grown, -used))
     assert grown < 1024 and used < 4096, (grown, used)
+
+
+def flood_halves(dev, n):
+    """pktgen floods @dev in two bursts of about n / 2 packets: returns
+    each burst's result and progress samples, and meminfo before each
+    burst and after the second."""
+    bursts, mem = [], [meminfo()]
+    for _ in range(2):
+        target = n // 2 if not bursts else n - sum(
+            r["sent"] + r["dropped"] for r, _ in bursts)
+        samples = pktgen.run_until({dev: target}, timeout=600)[dev]
+        bursts.append((pktgen.result(dev), samples))
+        mem.append(meminfo())
+    return bursts, mem
+
+
+def test_flood_of_1m_flows_keeps_up(dummy):
+    """(e) 1 048 576 flows from pktgen, random addresses and ports (2^16 x
+    64 000, so all but about 128 distinct), as fast as one CPU sends, so
+    hundreds of records share a jiffy (tied stamps), into epdn flows
+    1048576 behind a shut gate, in two bursts: every packet is recorded
+    and counted, every new record is live, evicted or aged, kernel memory
+    grows by the preallocated table and no more (the second burst moves
+    nothing: one leaked record per packet would be 12 MB there), and the
+    last tenth of the flood goes at least half as fast as the first (a
+    full table costs about what an empty one does)."""
+    flows = n = 1 << 20
+    # First: adding clsact resets the root qdisc (the gate would reopen).
+    pktgen.as_tcp(dummy)
+    # pktgen's own flow array (1.5 MB of vmalloc) comes before `before`.
+    pktgen.attach(0, dummy)
+    try:
+        pktgen.flows(dummy, 1 << 16, 64000, "10.128.0.0")
+        before = meminfo()
+        flood_gate(dummy, flows).close()
+        t0 = time.monotonic()
+        bursts, mem = flood_halves(dummy, n)
+        secs = time.monotonic() - t0
+    finally:
+        pktgen.detach(0)
+    st = dev_xstats(dummy)
+    offered = sum(r["sent"] + r["dropped"] for r, _ in bursts)
+    (r1, s1), (r2, s2) = bursts
+    first = pktgen.rate_between(s1, 0, n // 10)
+    o2 = r2["sent"] + r2["dropped"]
+    last = pktgen.rate_between(s2, o2 - n // 10, o2)
+    table = st["memory_used"] // 1024
+    grown, used = memory_grown(before, mem[2])
+    grown2, used2 = memory_grown(mem[1], mem[2])
+    print("1M flood: %d packets in %.1f s (pktgen %.1f s), %.0f pps in the "
+          "first tenth, %.0f in the last; recorded %d, rec_merged %d, "
+          "records %d, evicted %d, aged %d; table %d kB; slab+vmalloc %+d "
+          "kB, MemAvailable %+d kB (second burst: %+d kB, %+d kB)" % (
+              offered, secs, (r1["usec"] + r2["usec"]) / 1e6, first, last,
+              st["recorded"], st["rec_merged"], st["records"], st["evicted"],
+              st["aged"], table, grown, -used, grown2, -used2))
+    assert r1["sent"] == r2["sent"] == 0 and offered >= n, bursts
+    assert st["recorded"] == st["overflow_drops"] == offered, (st, offered)
+    assert st["flows"] == flows and st["records"] <= flows, st
+    new = st["recorded"] - st["rec_merged"]
+    assert st["evicted"] + st["aged"] + st["records"] == new, st
+    # Random flows: about N^2 / 2 / 2^32 = 128 repeats.
+    assert st["rec_merged"] < 1000, st
+    # 8-way sets of a table sized to the flows hold about 86 % of as
+    # many random flows (Poisson(8) per set); the rest are evicted.
+    assert st["records"] > 0.8 * flows, st
+    # The first burst may fill per-CPU page caches (a few MB, once).
+    assert grown < table + 1024 and used < table + 32768, (grown, used)
+    assert grown2 < 1024 and used2 < 4096, (grown2, used2)
+    assert last >= first / 2, (first, last)
 
 
 # ---- (f) malformed and odd packets pass, the console stays clean ----
