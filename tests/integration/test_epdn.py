@@ -1110,10 +1110,13 @@ def test_flood_of_100k_flows_stays_bounded(dummy):
     assert st["evicted"] == n - flows and st["rec_merged"] == 0, st
     assert st["record_bytes"] <= 28
     # The table was allocated at init; the flood adds neither records nor
-    # leaked packets (100 000 skbs would be > 50 MB).
+    # leaked packets (100 000 skbs would be > 50 MB).  Slab and vmalloc are
+    # the exact measure; MemAvailable also moves with the page cache and
+    # reclaim (one run in five lost 16 MB at once with no slab growth), so
+    # it only has to stay below what leaked packets would take.
     grown, used = memory_grown(before, after)
     print("flood: slab+vmalloc %+d kB, MemAvailable %+d kB" % (grown, -used))
-    assert grown < 1024 and used < 4096, (grown, used)
+    assert grown < 1024 and used < 32768, (grown, used)
 
 
 def flood_halves(dev, n):
