@@ -1336,13 +1336,15 @@ def fuzz_frames(n, seed=1):
     return out
 
 
-def test_fuzzed_packets_pass_or_gain_only_the_option(path):
-    """(f) 3000 mutated packets through a small, overflowing epdn: each one
-    either leaves byte for byte, or differs only by an EPDN option that
-    was inserted or rewritten (with a correct header checksum)."""
-    frames = fuzz_frames(3000)
+def fuzz_batch(path, seed):
+    """3000 mutated packets (fuzz_frames(seed)) through a small, overflowing
+    epdn on r1: each one leaves byte for byte, or differs only by an EPDN
+    option that was inserted or rewritten (with a correct header checksum).
+    Returns epdn's counters."""
+    frames = fuzz_frames(3000, seed)
     # 300 kbit/s drains ~250 of these packets a second: far fewer than a
     # sender under emulation offers, so most are dropped and recorded.
+    path.reset()
     path.egress("r1", "300kbit", "limit 4 mode v2 idle 60s")
     sn = path.sniff(raw=True)
     path.inject("r1", frames)
@@ -1365,8 +1367,28 @@ def test_fuzzed_packets_pass_or_gain_only_the_option(path):
     assert st["stamps"] <= changed <= st["stamps"] + st["merges"], \
         (changed, st)
     assert st["overflow_drops"] > 1000 and st["recorded"] > 0, st
-    assert st["stamps"] > 0 and st["merges"] > 0, st
     assert st["malformed"] > 0 and st["fragments"] > 0, st
+    return st
+
+
+def test_fuzzed_packets_pass_or_gain_only_the_option(path):
+    """(f) Mutated packets through a small, overflowing epdn pass unchanged
+    or gain only a valid option (fuzz_batch).  The batches must between
+    them take both the insert and the rewrite path; which packets leave
+    the queue depends on the emulated CPU's speed, so a batch that took
+    only one of them is followed by another seed (at most three)."""
+    seen = {"stamps": 0, "merges": 0}
+    for seed in (1, 2, 3):
+        st = fuzz_batch(path, seed)
+        print("fuzz seed %d: stamps %d merges %d nomem %d records %d "
+              "overflow_drops %d" % (seed, st["stamps"], st["merges"],
+                                     st["nomem"], st["records"],
+                                     st["overflow_drops"]))
+        for k in seen:
+            seen[k] += st[k]
+        if all(seen.values()):
+            break
+    assert all(seen.values()), seen
 
 
 def test_bad_input_on_a_dummy_is_counted(dummy):
