@@ -13,7 +13,8 @@ DEBS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static
       python3 python3-pytest python3-scapy python3-matplotlib
       python3-pip python3-setuptools python3-tqdm python3-scipy
       build-essential bc flex bison libelf-dev libmnl-dev pkg-config
-      linux-source-6.1 iputils-ping procps valgrind"
+      linux-source-6.1 iputils-ping procps valgrind clang libclang-rt-14-dev
+      llvm"
 
 missing=""
 for p in $DEBS; do
