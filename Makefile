@@ -5,6 +5,8 @@
 # make unit-asan  the same under AddressSanitizer and UBSan, and run them
 # make tc         build the tc plugin(s) for iproute2
 # make test       unit tests + in-VM integration suite, in one VM boot
+# make test-debug the same suite under the debug kernel (KASAN, UBSAN,
+#                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
 # make bench      every experiment's quick set (satnet run), then the report
 #                 docs/results.md (satnet report); BENCH_ARGS adds options
 # make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
@@ -38,7 +40,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,build/unit/%,$(UNIT_SRCS))
 
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules unit unit-asan tc test bench bench-epdn bench-epdn-cost \
+.PHONY: all modules unit unit-asan tc test test-debug bench bench-epdn bench-epdn-cost \
 	install clean deps kdir
 
 all: modules unit tc
@@ -72,6 +74,16 @@ deps:
 test: deps
 	$(MAKE) all
 	tools/vm-run --timeout 1500 --log build/test-console.log -- \
+		python3 -m pytest -p no:cacheprovider -v tests
+
+# The modules are rebuilt against the debug tree here, and against the stock
+# headers again by the next plain build (kbuild sees the changed command).
+test-debug: deps
+	tools/debug-kernel --build
+	$(MAKE) modules KDIR=$$(tools/debug-kernel --kdir)
+	$(MAKE) unit tc
+	tools/vm-run --kernel debug --timeout 14400 \
+		--log build/test-debug-console.log -- \
 		python3 -m pytest -p no:cacheprovider -v tests
 
 bench: deps

@@ -99,12 +99,22 @@ def test_reordering_model_shows_in_sender_counters():
 
 
 def builtin_algorithms():
-    """reno and cubic are built in; the rest are the kernel's modules."""
-    d = "/lib/modules/%s/kernel/net/ipv4" % os.uname().release
-    mods = sorted(f[4:-3] for f in os.listdir(d)
-                  if f.startswith("tcp_") and f.endswith(".ko")
-                  and f != "tcp_diag.ko") if os.path.isdir(d) else []
-    return ["reno", "cubic"] + mods
+    """reno and cubic are always there; the rest are the kernel's modules,
+    loadable or (in a kernel of our own) built in."""
+    d = "/lib/modules/%s" % os.uname().release
+    names = []
+    for root, _, files in os.walk(d + "/kernel/net/ipv4"):
+        names += files
+    try:
+        with open(d + "/modules.builtin") as f:
+            names += [ln.strip() for ln in f
+                      if ln.startswith("kernel/net/ipv4/")]
+    except FileNotFoundError:
+        pass
+    mods = {os.path.basename(n)[4:-3] for n in names
+            if os.path.basename(n).startswith("tcp_") and n.endswith(".ko")
+            and not n.endswith("tcp_diag.ko")}
+    return ["reno", "cubic"] + sorted(mods - {"reno", "cubic"})
 
 
 BUILTIN = builtin_algorithms()
