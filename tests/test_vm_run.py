@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The VM runner's console verdicts: which kernel reports fail a run, and
+which kmemleak reports are ours (tools/vm-run)."""
+
+import importlib.machinery
+import importlib.util
+import os
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_loader = importlib.machinery.SourceFileLoader(
+    "vm_run", os.path.join(TOP, "tools", "vm-run"))
+_spec = importlib.util.spec_from_loader("vm_run", _loader)
+vm_run = importlib.util.module_from_spec(_spec)
+_loader.exec_module(vm_run)
+
+# Shapes of 6.1's reports, trimmed.
+FAULTS = [
+    "[   12.1] UBSAN: shift-out-of-bounds in net/sched/sch_epdn.c:10:5",
+    "[   12.1] BUG: KASAN: slab-out-of-bounds in rn_recv_gaps+0x1/0x2",
+    "[   12.1] WARNING: possible circular locking dependency detected",
+    "[   12.1] INFO: trying to register non-static key.",
+    "[   12.1] BUG: sleeping function called from invalid context at x.c:1",
+    "[   12.1] ODEBUG: free active (active state 0) object type: timer_list",
+]
+CLEAN = [
+    "[    0.0] Linux version 6.1.192-satnet-debug",
+    "[    1.2] kmemleak: Kernel memory leak detector initialized (mempool)",
+    "[    3.4] sch_epdn: loading out-of-tree module taints kernel.",
+]
+
+
+def test_every_debug_report_fails_the_run():
+    for line in FAULTS:
+        assert vm_run.BAD.search(line), line
+    for line in CLEAN:
+        assert not vm_run.BAD.search(line), line
+
+
+def report(frames):
+    return ["unreferenced object 0xffff888004a1c000 (size 64):",
+            '  comm "python3", pid 212, jiffies 4294937296 (age 9.1s)',
+            "  backtrace:"] + \
+        ["    [<ffffffff8135a1b2>] %s" % f for f in frames]
+
+
+def test_kmemleak_reports_of_our_modules_fail():
+    ours = report(["__kmem_cache_alloc_node+0x1a/0x30",
+                   "rn_flow_get+0x9c/0x1f0 [rn_host]",
+                   "nf_hook_slow+0x5e/0x100"])
+    unloaded = report(["kmalloc_trace+0x21/0x90", "0xffffffffc0a41234"])
+    kernels = report(["kmalloc_trace+0x21/0x90", "acpi_ds_init+0x4/0x9"])
+    faults = vm_run.own_leaks(kernels + ours + kernels + unloaded)
+    assert len(faults) == 2
+    assert "[rn_host]" in faults[0] and "0xffffffffc0a41234" in faults[1]
+    assert vm_run.own_leaks(kernels + kernels) == []
+    assert vm_run.own_leaks([]) == []
