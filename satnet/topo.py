@@ -21,8 +21,16 @@ Addresses: snd i 10.1.i.1/24, R1 10.1.i.254; R1 10.0.0.1/30 - R2 10.0.0.2;
 rcv i 10.2.i.1/24, R2 10.2.i.254.
 """
 
+import contextlib
+import ctypes
+import errno
 import itertools
+import json
 import os
+import random
+import re
+import socket
+import struct
 import subprocess
 import threading
 
@@ -40,9 +48,12 @@ class TopologyError(RuntimeError):
     pass
 
 
-def run(cmd, check=True, inp=None, timeout=120):
-    r = subprocess.run(cmd, input=inp, capture_output=True, text=True,
-                       timeout=timeout, env=tc_env())
+def run(cmd, check=True, inp=None, timeout=120, ns=None):
+    """Run a command, in network namespace @ns when given (this thread
+    enters it, and the command starts there)."""
+    with netns(ns):
+        r = subprocess.run(cmd, input=inp, capture_output=True, text=True,
+                           timeout=timeout, env=tc_env())
     if check and r.returncode:
         raise TopologyError("%s failed (%d): %s" %
                             (" ".join(cmd), r.returncode,
@@ -409,3 +420,332 @@ class Topology:
                 run(["kill", "-9"] + pids, check=False)
             run(["ip", "netns", "del", ns], check=False)
         self.created = []
+
+
+# ---- network namespaces entered by one thread ----------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNET = 0x40000000
+
+
+def _setns(fd):
+    if _libc.setns(fd, CLONE_NEWNET):
+        err = ctypes.get_errno()
+        raise OSError(err, "setns: " + os.strerror(err))
+
+
+@contextlib.contextmanager
+def netns(name):
+    """Move this thread into network namespace @name (ip netns), and back
+    after; sockets opened inside stay in it.  None: stay where we are."""
+    if not name:
+        yield
+        return
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        fd = os.open("/run/netns/" + name, os.O_RDONLY)
+        try:
+            _setns(fd)
+        finally:
+            os.close(fd)
+        yield
+    finally:
+        _setns(home)
+        os.close(home)
+
+
+def sysctl_write(ns, key, value):
+    """Write one sysctl of namespace @ns without starting a program."""
+    with netns(ns):
+        with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
+            f.write(str(value))
+
+
+def proc_net(ns, name):
+    """/proc/net/@name as namespace @ns sees it."""
+    with netns(ns):
+        with open("/proc/thread-self/net/" + name) as f:
+            return f.read()
+
+
+def rn_host_stats(ns):
+    """/proc/net/rn_host (tcp_rn/rn_host.ko) of a namespace as a dict."""
+    return {k: int(v) for k, v in (ln.split() for ln in
+                                   proc_net(ns, "rn_host").splitlines())}
+
+
+def qdisc_stats(dev, ns=None, kind="epdn"):
+    """The qdisc of @kind on @dev as `tc -s -j` prints it: its options,
+    the basic and queue counters, and the qdisc's own xstats, flat."""
+    out = json.loads(run(["tc", "-s", "-j", "qdisc", "show", "dev", dev],
+                         ns=ns).stdout)
+    (q,) = [q for q in out if q["kind"] == kind]
+    return q
+
+
+# ---- the kernel console -----------------------------------------------------
+
+# The console patterns tools/vm-run fails a run on.
+BAD = re.compile(r"Oops|BUG:|WARNING:|general protection|KASAN|UBSAN|"
+                 r"Kernel panic|kernel BUG|Call Trace:|ODEBUG|"
+                 r"INFO: (possible|trying to register|lockdep|suspicious)")
+
+
+class Kmsg:
+    """Kernel log lines written since creation."""
+
+    def __init__(self):
+        self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        os.lseek(self.fd, 0, os.SEEK_END)
+
+    def read(self):
+        """The lines since the last read."""
+        out = []
+        while True:
+            try:
+                rec = os.read(self.fd, 8192)
+            except BlockingIOError:
+                break
+            except BrokenPipeError:     # overwritten: go on from here
+                continue
+            out.append(rec.decode(errors="replace").split(";", 1)[-1])
+        return out
+
+    def lines(self):
+        """The lines since the last read; closes the log."""
+        out = self.read()
+        os.close(self.fd)
+        return out
+
+
+# ---- crafted packets (IPv4, TCP, the EPDN option) ----------------------------
+
+OPT_TYPE = 0x9e                     # the EPDN IPv4 option (epdn_wire.h)
+F_EMPTY, F_HOST, F_V2 = 1, 2, 4
+ETH_P_ALL, ETH_P_IP, ETH_P_IPV6, ETH_P_8021Q = 0x0003, 0x0800, 0x86dd, 0x8100
+RR_OPT = bytes([7, 7, 4, 0, 0, 0, 0])     # record route, one empty slot
+
+
+def csum(data):
+    """The Internet checksum."""
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def epdn_opt(ttl, flags, lo=0, hi=0, version=1, length=12):
+    """An EPDN option; a @length below 12 cuts it short (malformed)."""
+    body = struct.pack("!BBBBII", OPT_TYPE, length, ttl, version << 4 | flags,
+                       lo, hi)
+    return body[:length] if length < 12 else body
+
+
+def ipv4(src, dst, payload, ttl=64, proto=6, opts=b"", frag=0, ident=0x1234):
+    """An IPv4 packet with a correct header checksum."""
+    opts += b"\0" * (-len(opts) % 4)
+    ihl = 5 + len(opts) // 4
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + len(payload),
+                      ident, frag, ttl, proto, 0, socket.inet_aton(src),
+                      socket.inet_aton(dst)) + opts
+    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
+    return hdr + payload
+
+
+def tcp(sport, dport, seq, paylen, flags=0x18, doff=5):
+    """A TCP header (checksum 0) and @paylen bytes: enough for a qdisc."""
+    return struct.pack("!HHIIBBHHH", sport, dport, seq, 1, doff << 4, flags,
+                       65535, 0, 0) + b"x" * paylen
+
+
+def raw_tcp(p):
+    """A TCP/IPv4 packet that a host accepts (both checksums right) from a
+    dict: src, dst, sport, dport, seq, ack, flags ("FSRPAU" letters), win,
+    len (payload bytes), ttl, opts (IPv4 options, hex strings) and tcpopts
+    (TCP options, bytes)."""
+    src, dst = socket.inet_aton(p["src"]), socket.inet_aton(p["dst"])
+    flags = sum(1 << "FSRPAU".index(c) for c in p.get("flags", "PA"))
+    topts = p.get("tcpopts", b"")
+    topts += b"\0" * (-len(topts) % 4)
+    data = b"x" * p.get("len", 100)
+    th = struct.pack("!HHIIBBHHH", p.get("sport", 4000), p.get("dport", 80),
+                     p.get("seq", 1), p.get("ack", 0),
+                     (5 + len(topts) // 4) << 4, flags, p.get("win", 65535),
+                     0, 0) + topts + data
+    pseudo = src + dst + struct.pack("!BBH", 0, 6, len(th))
+    th = th[:16] + struct.pack("!H", csum(pseudo + th)) + th[18:]
+    opts = b"".join(bytes.fromhex(h) for h in p.get("opts", []))
+    return ipv4(p["src"], p["dst"], th, ttl=p.get("ttl", 64), opts=opts,
+                ident=1)
+
+
+def xmit(s, frame, addr=None):
+    """Send on an AF_PACKET socket; a qdisc drop comes back as ENOBUFS.
+    True when the frame was queued."""
+    try:
+        if addr:
+            s.sendto(frame, addr)
+        else:
+            s.send(frame)
+    except OSError as e:
+        if e.errno != errno.ENOBUFS:
+            raise
+        return False
+    return True
+
+
+def odd_frames(src, dst, sport=8001):
+    """(ethertype, payload) pairs of flow @src:@sport -> @dst:80 that an
+    EPDN router must pass byte for byte: not IPv4, fragments, malformed
+    headers, options it must not touch, not TCP, odd TCP headers."""
+    g = ipv4(src, dst, tcp(sport, 80, 5000, 100))
+    tcp_ok = tcp(sport, 80, 6000, 100)
+    return [
+        (ETH_P_IPV6, bytes([0x60]) + b"\0" * 60),                  # IPv6
+        (ETH_P_8021Q, b"\x45\x00\x08\x00" + g),       # VLAN tag in payload
+        (ETH_P_IP, ipv4(src, dst, tcp_ok, frag=0x2000)),           # MF
+        (ETH_P_IP, ipv4(src, dst, b"x" * 64, frag=10)),            # offset
+        (ETH_P_IP, g[:30]),                                        # truncated
+        (ETH_P_IP, b""),                                           # empty
+        (ETH_P_IP, b"\x45"),                                       # 1 byte
+        (ETH_P_IP, bytes([0x4f]) + g[1:]),                         # ihl 15
+        (ETH_P_IP, bytes([0x44]) + g[1:]),                         # ihl 4
+        (ETH_P_IP, bytes([0x65]) + g[1:]),                         # version 6
+        (ETH_P_IP, g[:2] + b"\x05\xdc" + g[4:]),                   # tot_len >
+        (ETH_P_IP, g[:2] + b"\x00\x10" + g[4:]),                   # tot_len <
+        (ETH_P_IP, bytes([0x46]) + g[1:20] + bytes([7, 40, 4, 0]) +
+         g[20:]),                                                  # opt len
+        (ETH_P_IP, ipv4(src, dst, tcp_ok, opts=bytes([0x9e, 8]) +
+                        b"\0" * 6)),                               # EPDN len 8
+        (ETH_P_IP, ipv4(src, dst, tcp_ok, opts=epdn_opt(64, 0, 1, 2,
+                                                        version=2))),
+        (ETH_P_IP, ipv4(src, dst, tcp_ok, opts=b"\0" + epdn_opt(64, 0)
+                        [:11])),                                   # EOL first
+        (ETH_P_IP, ipv4(src, dst, tcp_ok, proto=17)),              # UDP
+        (ETH_P_IP, ipv4(src, dst, b"\x01\x02")),                   # TCP 2 B
+        (ETH_P_IP, ipv4(src, dst, tcp(sport, 80, 6000, 10,
+                                      doff=15))),                  # doff > len
+        (ETH_P_IP, ipv4(src, dst, tcp(sport, 80, 6000, 100,
+                                      doff=4))),                   # doff 4
+        (ETH_P_IP, ipv4(src, dst, tcp(sport, 80, 6000, 0,
+                                      flags=0x10))),               # pure ACK
+    ]
+
+
+def fuzz_frames(n, seed, src, dst, sport=8100):
+    """@n crafted TCP/IPv4 packets of four flows (@sport..@sport+3 ->
+    @dst:80), mutated: headers, lengths, options, flags, truncation and
+    wrapping sequence numbers; a few IPv6 or VLAN-tagged."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        port = sport + rnd.randrange(4)
+        seq = rnd.choice([rnd.randrange(1 << 32), 0xffffff00 +
+                          rnd.randrange(512) & 0xffffffff])
+        opts = rnd.choice([b"", epdn_opt(rnd.randrange(256),
+                                         rnd.randrange(16),
+                                         rnd.randrange(1 << 32),
+                                         rnd.randrange(1 << 32)),
+                           RR_OPT, b"\x01" * 3 + epdn_opt(64, 1),
+                           epdn_opt(64, 3) + RR_OPT])
+        p = bytearray(ipv4(src, dst, tcp(port, 80, seq, rnd.randrange(200),
+                                         flags=rnd.randrange(256)),
+                           opts=opts))
+        for _ in range(rnd.randrange(4)):
+            what = rnd.randrange(6)
+            if what == 0 and p:           # any header byte
+                p[rnd.randrange(min(len(p), 80))] = rnd.randrange(256)
+            elif what == 1:
+                p = p[:rnd.randrange(len(p) + 1)]
+            elif what == 2 and p:
+                p[0] = 0x40 | rnd.randrange(16)
+            elif what == 3 and len(p) >= 4:
+                struct.pack_into("!H", p, 2, rnd.randrange(1 << 16))
+            elif what == 4 and len(p) >= 8:
+                struct.pack_into("!H", p, 6, rnd.choice([0x2000, 1, 0x4000]))
+            elif what == 5:
+                ihl = (p[0] & 15) * 4 if p else 0
+                if len(p) > ihl + 12:
+                    p[ihl + 12] = rnd.randrange(256)
+        etype = rnd.choices([ETH_P_IP, ETH_P_IPV6, ETH_P_8021Q],
+                            [95, 3, 2])[0]
+        if etype == ETH_P_8021Q:          # a tag, then the IPv4 packet
+            p = struct.pack("!HH", rnd.randrange(1 << 16), ETH_P_IP) + p
+        out.append((etype, bytes(p)))
+    return out
+
+
+# ---- rtnetlink, raw: what tc itself would never send ------------------------
+
+RTM_NEWQDISC, NLMSG_ERROR = 36, 2
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
+NLM_F_CAPPED, NLM_F_ACK_TLVS = 0x100, 0x200
+NLA_F_NESTED = 0x8000
+SOL_NETLINK, NETLINK_EXT_ACK = 270, 11
+NLMSGERR_ATTR_MSG, NLMSGERR_ATTR_OFFS = 1, 2
+TCA_KIND, TCA_OPTIONS = 1, 2
+TC_H_ROOT = 0xFFFFFFFF
+(TCA_EPDN_LIMIT, TCA_EPDN_BYTE_LIMIT, TCA_EPDN_MODE, TCA_EPDN_IDLE,
+ TCA_EPDN_FLOWS, TCA_EPDN_CORRUPT, TCA_EPDN_RED, TCA_EPDN_RED_MIN,
+ TCA_EPDN_RED_MAX, TCA_EPDN_RED_PROB, TCA_EPDN_RED_EWMA, TCA_EPDN_RED_ECN,
+ TCA_EPDN_RED_HARDDROP) = range(1, 14)
+TCA_EPDN_U8 = {TCA_EPDN_MODE, TCA_EPDN_RED, TCA_EPDN_RED_EWMA,
+               TCA_EPDN_RED_ECN, TCA_EPDN_RED_HARDDROP}
+# Offset of the first attribute inside TCA_OPTIONS of an epdn request:
+# nlmsghdr, tcmsg, TCA_KIND (12 bytes padded), the TCA_OPTIONS header.
+EPDN_FIRST_OPT = 16 + 20 + 12 + 4
+
+
+def nla(kind, data):
+    return struct.pack("HH", 4 + len(data), kind) + data + \
+        b"\0" * (-len(data) % 4)
+
+
+def epdn_qdisc_msg(dev, attrs, flags=NLM_F_CREATE | NLM_F_EXCL,
+                   handle=0x10000, parent=TC_H_ROOT):
+    """RTM_NEWQDISC for an epdn qdisc with TCA_EPDN_* @attrs, (type,
+    value) pairs: by default a new root 1: on @dev; flags 0 and the
+    qdisc's handle and parent change an existing one."""
+    opts = b"".join(nla(k, struct.pack("B" if k in TCA_EPDN_U8 else "I", v))
+                    for k, v in attrs)
+    body = struct.pack("BxxxiIII", socket.AF_UNSPEC,
+                       socket.if_nametoindex(dev), handle, parent, 0) + \
+        nla(TCA_KIND, b"epdn\0") + nla(TCA_OPTIONS | NLA_F_NESTED, opts)
+    return struct.pack("IHHII", 16 + len(body), RTM_NEWQDISC,
+                       NLM_F_REQUEST | NLM_F_ACK | flags, 1, 0) + body
+
+
+def rtnl_socket(timeout=30):
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
+                      socket.NETLINK_ROUTE)
+    s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+    s.settimeout(timeout)
+    return s
+
+
+def rtnl_ack(s, msg):
+    """Send one request on rtnetlink socket @s and read its ack: the
+    error (0 or a positive errno; an error of the socket itself, such as
+    ENOBUFS for an ack that could not be allocated, counts too), the
+    extack message and the offset of the attribute the kernel blamed."""
+    try:
+        s.send(msg)
+        reply = s.recv(65536)
+    except OSError as e:
+        return e.errno, "", 0
+    _, kind, rflags, _, _ = struct.unpack_from("IHHII", reply)
+    if kind != NLMSG_ERROR:
+        raise TopologyError("rtnetlink answered %d, not an ack" % kind)
+    (err,) = struct.unpack_from("i", reply, 16)
+    pos = 20 + (16 if rflags & NLM_F_CAPPED else len(msg))
+    text, offs = "", 0
+    while rflags & NLM_F_ACK_TLVS and pos + 4 <= len(reply):
+        alen, atype = struct.unpack_from("HH", reply, pos)
+        if atype == NLMSGERR_ATTR_MSG:
+            text = reply[pos + 4:pos + alen].rstrip(b"\0").decode()
+        elif atype == NLMSGERR_ATTR_OFFS:
+            (offs,) = struct.unpack_from("I", reply, pos + 4)
+        pos += (alen + 3) & ~3
+    return -err, text, offs

@@ -26,13 +26,8 @@ because a second sender process started after the record's idle timeout
 (2 s) had passed.
 """
 
-import contextlib
-import ctypes
-import errno
 import json
 import os
-import random
-import re
 import select
 import shlex
 import signal
@@ -46,20 +41,18 @@ import time
 import pytest
 
 from conftest import insmod
-from satnet import pktgen
+from satnet import pktgen, topo
+from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
+                         F_HOST, F_V2, OPT_TYPE, RR_OPT, Kmsg, csum,
+                         epdn_opt, fuzz_frames, ipv4, netns, odd_frames,
+                         qdisc_stats, sysctl_write as sysctl, tcp, xmit)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
 RN_HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
-TC_LIB = os.path.join(TOP, "build", "tc")
-OPT_TYPE = 0x9e
-F_EMPTY, F_HOST, F_V2 = 1, 2, 4
-ETH_P_ALL, ETH_P_IP, ETH_P_IPV6, ETH_P_8021Q = 0x0003, 0x0800, 0x86dd, 0x8100
+TC_LIB = topo.TC_LIB
 SO_RCVBUFFORCE = 33
-# The console patterns tools/vm-run fails a run on.
-BAD = re.compile(r"Oops|BUG:|WARNING:|general protection|KASAN|"
-                 r"Kernel panic|kernel BUG|Call Trace:")
 SND, RCV = "10.0.1.1", "10.0.3.2"
 MTU = 1500
 # A gate: shut lets one packet pass, then nothing for minutes.
@@ -67,42 +60,10 @@ GATE_SHUT = "tbf rate 8bit burst 1600 limit 100000"
 GATE_OPEN = "tbf rate 1gbit burst 64k limit 100000"
 
 
-# ---- namespaces, entered by this thread (and the programs it starts) ----
-
-_libc = ctypes.CDLL(None, use_errno=True)
-CLONE_NEWNET = 0x40000000
-
-
-def _setns(fd):
-    if _libc.setns(fd, CLONE_NEWNET):
-        err = ctypes.get_errno()
-        raise OSError(err, "setns: " + os.strerror(err))
-
-
-@contextlib.contextmanager
-def netns(name):
-    """Move this thread into network namespace name, and back after."""
-    if not name:
-        yield
-        return
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    try:
-        fd = os.open("/run/netns/" + name, os.O_RDONLY)
-        try:
-            _setns(fd)
-        finally:
-            os.close(fd)
-        yield
-    finally:
-        _setns(home)
-        os.close(home)
-
+# ---- programs, in namespaces entered by this thread (satnet.topo.netns) ----
 
 def run(argv, ns=None, inp=None, check=True, timeout=120):
-    env = dict(os.environ, TC_LIB_DIR=TC_LIB)
-    with netns(ns):
-        r = subprocess.run(argv, input=inp, capture_output=True, text=True,
-                           env=env, timeout=timeout)
+    r = topo.run(argv, check=False, inp=inp, timeout=timeout, ns=ns)
     if check and r.returncode:
         raise AssertionError("%s: %s%s" % (" ".join(argv), r.stdout,
                                            r.stderr))
@@ -113,12 +74,6 @@ def sh(cmd, ns=None, check=True):
     return run(shlex.split(cmd), ns=ns, check=check)
 
 
-def sysctl(ns, key, value):
-    with netns(ns):
-        with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
-            f.write(str(value))
-
-
 def batch(tool, ns, lines, check=True):
     """Many ip or tc commands for one program start (-force: go on after
     errors, for teardown)."""
@@ -127,38 +82,6 @@ def batch(tool, ns, lines, check=True):
 
 
 # ---- packet crafting ----
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
-def epdn_opt(ttl, flags, lo=0, hi=0, version=1, length=12):
-    return struct.pack("!BBBBII", OPT_TYPE, length, ttl,
-                       version << 4 | flags, lo, hi)
-
-
-RR_OPT = bytes([7, 7, 4, 0, 0, 0, 0])     # record route, one empty slot
-
-
-def ipv4(src, dst, payload, ttl=64, proto=6, opts=b"", frag=0):
-    opts += b"\0" * (-len(opts) % 4)
-    ihl = 5 + len(opts) // 4
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + len(payload),
-                      0x1234, frag, ttl, proto, 0, socket.inet_aton(src),
-                      socket.inet_aton(dst)) + opts
-    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
-    return hdr + payload
-
-
-def tcp(sport, dport, seq, paylen, flags=0x18, doff=5):
-    return struct.pack("!HHIIBBHHH", sport, dport, seq, 1, doff << 4, flags,
-                       65535, 0, 0) + b"x" * paylen
-
 
 def segs(sport, seqs, size=1000, **kw):
     """TCP/IPv4 segments of one flow from the sender to the receiver."""
@@ -209,18 +132,6 @@ def parse_ip(ip):
             "!HHI", ip[ihl:ihl + 8])
         d["payload"] = d["len"] - ihl - (ip[ihl + 12] >> 4) * 4
     return d
-
-
-def xmit(s, frame, addr=None):
-    """Send on an AF_PACKET socket; a qdisc drop comes back as ENOBUFS."""
-    try:
-        if addr:
-            s.sendto(frame, addr)
-        else:
-            s.send(frame)
-    except OSError as e:
-        if e.errno != errno.ENOBUFS:
-            raise
 
 
 def flow(seen, sport):
@@ -335,27 +246,6 @@ class Tcpdump:
         seen = self.packets()
         os.unlink(self.path)
         return seen
-
-
-class Kmsg:
-    """Kernel log lines written since creation."""
-
-    def __init__(self):
-        self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-        os.lseek(self.fd, 0, os.SEEK_END)
-
-    def lines(self):
-        out = []
-        while True:
-            try:
-                rec = os.read(self.fd, 8192)
-            except BlockingIOError:
-                break
-            except BrokenPipeError:     # overwritten: go on from here
-                continue
-            out.append(rec.decode(errors="replace").split(";", 1)[-1])
-        os.close(self.fd)
-        return out
 
 
 def meminfo():
@@ -482,10 +372,7 @@ class Path:
             time.sleep(0.1)
 
     def xstats(self, router):
-        out = json.loads(sh("tc -s -j qdisc show dev %s" % EGRESS[router],
-                            ns=self.ns[router]).stdout)
-        (q,) = [q for q in out if q["kind"] == "epdn"]
-        return q
+        return qdisc_stats(EGRESS[router], ns=self.ns[router])
 
     # -- traffic --
 
@@ -552,8 +439,9 @@ class Path:
 @pytest.fixture(scope="module", autouse=True)
 def module_loaded():
     if not os.path.exists(KO) or \
-            not os.path.exists(os.path.join(TC_LIB, "q_epdn.so")):
+            not os.path.exists(os.path.join(TOP, "build", "tc", "q_epdn.so")):
         pytest.skip("build first: make modules tc")
+    topo.prepare_tclib()
     insmod(KO)
     yield
     run(["rmmod", "sch_epdn"], check=False)
@@ -599,10 +487,7 @@ def show(dev):
     return sh("tc qdisc show dev %s" % dev).stdout
 
 
-def dev_xstats(dev):
-    out = json.loads(sh("tc -s -j qdisc show dev %s" % dev).stdout)
-    (q,) = [q for q in out if q["kind"] == "epdn"]
-    return q
+dev_xstats = qdisc_stats
 
 
 # ---- configuration ----
@@ -1205,43 +1090,6 @@ def as_received(hdr, etype, payload):
     return hdr + struct.pack("!H", etype) + payload
 
 
-def odd_frames():
-    """(ethertype, payload) pairs that must leave epdn byte for byte, all
-    of flow 10.0.1.1:8001 -> 10.0.3.2:80, which has a record."""
-    g = good_frame()
-    tcp_ok = tcp(8001, 80, 6000, 100)
-    return [
-        (ETH_P_IPV6, bytes([0x60]) + b"\0" * 60),                  # IPv6
-        (ETH_P_8021Q, b"\x45\x00\x08\x00" + g),       # VLAN tag in payload
-        (ETH_P_IP, ipv4(SND, RCV, tcp_ok, frag=0x2000)),           # MF
-        (ETH_P_IP, ipv4(SND, RCV, b"x" * 64, frag=10)),            # offset
-        (ETH_P_IP, g[:30]),                                        # truncated
-        (ETH_P_IP, b""),                                           # empty
-        (ETH_P_IP, b"\x45"),                                       # 1 byte
-        (ETH_P_IP, bytes([0x4f]) + g[1:]),                         # ihl 15
-        (ETH_P_IP, bytes([0x44]) + g[1:]),                         # ihl 4
-        (ETH_P_IP, bytes([0x65]) + g[1:]),                         # version 6
-        (ETH_P_IP, g[:2] + b"\x05\xdc" + g[4:]),                   # tot_len >
-        (ETH_P_IP, g[:2] + b"\x00\x10" + g[4:]),                   # tot_len <
-        (ETH_P_IP, bytes([0x46]) + g[1:20] + bytes([7, 40, 4, 0]) +
-         g[20:]),                                                  # opt len
-        (ETH_P_IP, ipv4(SND, RCV, tcp_ok, opts=bytes([0x9e, 8]) +
-                        b"\0" * 6)),                               # EPDN len 8
-        (ETH_P_IP, ipv4(SND, RCV, tcp_ok, opts=epdn_opt(64, 0, 1, 2,
-                                                        version=2))),
-        (ETH_P_IP, ipv4(SND, RCV, tcp_ok, opts=b"\0" + epdn_opt(64, 0)
-                        [:11])),                                   # EOL first
-        (ETH_P_IP, ipv4(SND, RCV, tcp_ok, proto=17)),              # UDP
-        (ETH_P_IP, ipv4(SND, RCV, b"\x01\x02")),                   # TCP 2 B
-        (ETH_P_IP, ipv4(SND, RCV, tcp(8001, 80, 6000, 10,
-                                      doff=15))),                  # doff > len
-        (ETH_P_IP, ipv4(SND, RCV, tcp(8001, 80, 6000, 100,
-                                      doff=4))),                   # doff 4
-        (ETH_P_IP, ipv4(SND, RCV, tcp(8001, 80, 6000, 0,
-                                      flags=0x10))),               # pure ACK
-    ]
-
-
 def test_odd_packets_pass_unchanged(path):
     """(f) Malformed and odd frames of a flow that has a record leave
     byte for byte; the record goes into the first valid carrier (an EPDN
@@ -1251,7 +1099,7 @@ def test_odd_packets_pass_unchanged(path):
     path.send(segs(8000, seqs(3)))
     path.send(segs(8001, seqs(3, 100000)))          # dropped: the record
     path.change("r1", "limit 1000")
-    odd = odd_frames()
+    odd = odd_frames(SND, RCV)
     carrier = ipv4(SND, RCV, tcp(8001, 80, 7000, 100),
                    opts=b"\x01\x01" + RR_OPT + epdn_opt(64, F_EMPTY | F_HOST))
     path.inject("r1", odd + [(ETH_P_IP, carrier), (ETH_P_IP, good_frame())])
@@ -1296,54 +1144,12 @@ def blank(ip):
     return bytes(b)
 
 
-def fuzz_frames(n, seed=1):
-    """Crafted TCP/IPv4 of four flows, mutated: headers, lengths, options,
-    flags, truncation and wrapping sequence numbers."""
-    rnd = random.Random(seed)
-    out = []
-    for _ in range(n):
-        sport = 8100 + rnd.randrange(4)
-        seq = rnd.choice([rnd.randrange(1 << 32), 0xffffff00 +
-                          rnd.randrange(512) & 0xffffffff])
-        opts = rnd.choice([b"", epdn_opt(rnd.randrange(256),
-                                         rnd.randrange(16),
-                                         rnd.randrange(1 << 32),
-                                         rnd.randrange(1 << 32)),
-                           RR_OPT, b"\x01" * 3 + epdn_opt(64, 1),
-                           epdn_opt(64, 3) + RR_OPT])
-        p = bytearray(ipv4(SND, RCV, tcp(sport, 80, seq, rnd.randrange(200),
-                                         flags=rnd.randrange(256)),
-                           opts=opts))
-        for _ in range(rnd.randrange(4)):
-            what = rnd.randrange(6)
-            if what == 0 and p:           # any header byte
-                p[rnd.randrange(min(len(p), 80))] = rnd.randrange(256)
-            elif what == 1:
-                p = p[:rnd.randrange(len(p) + 1)]
-            elif what == 2 and p:
-                p[0] = 0x40 | rnd.randrange(16)
-            elif what == 3 and len(p) >= 4:
-                struct.pack_into("!H", p, 2, rnd.randrange(1 << 16))
-            elif what == 4 and len(p) >= 8:
-                struct.pack_into("!H", p, 6, rnd.choice([0x2000, 1, 0x4000]))
-            elif what == 5:
-                ihl = (p[0] & 15) * 4 if p else 0
-                if len(p) > ihl + 12:
-                    p[ihl + 12] = rnd.randrange(256)
-        etype = rnd.choices([ETH_P_IP, ETH_P_IPV6, ETH_P_8021Q],
-                            [95, 3, 2])[0]
-        if etype == ETH_P_8021Q:          # a tag, then the IPv4 packet
-            p = struct.pack("!HH", rnd.randrange(1 << 16), ETH_P_IP) + p
-        out.append((etype, bytes(p)))
-    return out
-
-
 def fuzz_batch(path, seed):
     """3000 mutated packets (fuzz_frames(seed)) through a small, overflowing
     epdn on r1: each one leaves byte for byte, or differs only by an EPDN
     option that was inserted or rewritten (with a correct header checksum).
     Returns epdn's counters."""
-    frames = fuzz_frames(3000, seed)
+    frames = fuzz_frames(3000, seed, SND, RCV)
     # 300 kbit/s drains ~250 of these packets a second: far fewer than a
     # sender under emulation offers, so most are dropped and recorded.
     path.reset()
@@ -1400,7 +1206,7 @@ def test_bad_input_on_a_dummy_is_counted(dummy):
     hdr = bytes.fromhex("020000000001") + \
         bytes.fromhex(open("/sys/class/net/%s/address" % dummy).read()
                       .strip().replace(":", ""))
-    frames = odd_frames()
+    frames = odd_frames(SND, RCV)
     for etype, payload in frames:
         s.sendto(hdr + struct.pack("!H", etype) + payload, (dummy, etype))
     s.close()

@@ -32,30 +32,26 @@ import select
 import shlex
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+sys.path.insert(0, TOP)         # run as a helper, this checkout's satnet
+
+from satnet.topo import (F_EMPTY, F_HOST, OPT_TYPE, epdn_opt,  # noqa: E402
+                         raw_tcp)
+
 KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
 EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
 TC_LIB = os.path.join(TOP, "build", "tc")
 PARAMS = "/sys/module/rn_host/parameters/"
 ME = os.path.abspath(__file__)
 PY = "/usr/bin/python3"
-OPT_TYPE = 0x9e
-F_EMPTY, F_HOST = 1, 2
 
 
 # ---- packet crafting (runs inside a namespace, with scapy) ----
-
-def epdn_opt(ettl, flags, lo=0, hi=0, version=1, length=12):
-    body = struct.pack("!BBBBII", OPT_TYPE, length, ettl,
-                       version << 4 | flags, lo, hi)
-    return body[:length] if length < 12 else body
-
 
 # What the origin sends from a host with TTL 64: EMPTY|HOST, EPDN-TTL 64.
 EMPTY_OPT = epdn_opt(64, F_EMPTY | F_HOST).hex()
@@ -112,32 +108,6 @@ def send_spec(spec):
                                                                   99)]
         else:
             pkts.append(pkt)
-
-
-def csum(data):
-    data += b"\0" * (len(data) % 2)
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
-def raw_tcp(p):
-    """The same dicts as build(), TCP/IPv4 only, without scapy: fast."""
-    src, dst = socket.inet_aton(p["src"]), socket.inet_aton(p["dst"])
-    flags = sum(1 << "FSRPAU".index(c) for c in p.get("flags", "PA"))
-    data = b"x" * p.get("len", 100)
-    th = struct.pack("!HHIIBBHHH", p.get("sport", 4000), p.get("dport", 80),
-                     p.get("seq", 1), p.get("ack", 0), 0x50, flags,
-                     p.get("win", 65535), 0, 0) + data
-    pseudo = src + dst + struct.pack("!BBH", 0, 6, len(th))
-    th = th[:16] + struct.pack("!H", csum(pseudo + th)) + th[18:]
-    opts = b"".join(bytes.fromhex(h) for h in p.get("opts", []))
-    opts += b"\0" * (-len(opts) % 4)
-    ihl = 5 + len(opts) // 4
-    ip = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + len(th), 1,
-                     0, p.get("ttl", 64), 6, 0, src, dst) + opts
-    return ip[:10] + struct.pack("!H", csum(ip)) + ip[12:] + th
 
 
 def send_raw(spec):

@@ -19,13 +19,17 @@ import json
 import os
 import re
 import shutil
-import socket
 import string
-import struct
 import subprocess
 
 import pytest
 
+from satnet.topo import (EPDN_FIRST_OPT, TCA_EPDN_BYTE_LIMIT, TCA_EPDN_FLOWS,
+                         TCA_EPDN_IDLE, TCA_EPDN_LIMIT, TCA_EPDN_MODE,
+                         TCA_EPDN_RED, TCA_EPDN_RED_ECN, TCA_EPDN_RED_EWMA,
+                         TCA_EPDN_RED_HARDDROP, TCA_EPDN_RED_MAX,
+                         TCA_EPDN_RED_PROB, epdn_qdisc_msg, rtnl_ack,
+                         rtnl_socket)
 from test_epdn import TC_LIB, console_clean, dummy, module_loaded  # noqa: F401
 
 CASES = os.path.join(os.path.dirname(os.path.dirname(
@@ -82,63 +86,15 @@ def test_tc_case(dummy, case):  # noqa: F811
 
 # ---- the kernel's policy, past the plugin ----
 
-RTM_NEWQDISC, NLMSG_ERROR = 36, 2
-NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
-NLM_F_CAPPED, NLM_F_ACK_TLVS = 0x100, 0x200
-NLA_F_NESTED = 0x8000
-SOL_NETLINK, NETLINK_EXT_ACK = 270, 11
-NLMSGERR_ATTR_MSG, NLMSGERR_ATTR_OFFS = 1, 2
-TCA_KIND, TCA_OPTIONS = 1, 2
-TC_H_ROOT = 0xFFFFFFFF
-(TCA_EPDN_LIMIT, TCA_EPDN_BYTE_LIMIT, TCA_EPDN_MODE, TCA_EPDN_IDLE,
- TCA_EPDN_FLOWS, TCA_EPDN_CORRUPT, TCA_EPDN_RED, TCA_EPDN_RED_MIN,
- TCA_EPDN_RED_MAX, TCA_EPDN_RED_PROB, TCA_EPDN_RED_EWMA, TCA_EPDN_RED_ECN,
- TCA_EPDN_RED_HARDDROP) = range(1, 14)
-U8 = {TCA_EPDN_MODE, TCA_EPDN_RED, TCA_EPDN_RED_EWMA, TCA_EPDN_RED_ECN,
-      TCA_EPDN_RED_HARDDROP}
 # The policy answers ERANGE, the checks of combinations EINVAL.
 RANGE = (errno.ERANGE, "integer out of range")
-
-
-def nla(kind, data):
-    return struct.pack("HH", 4 + len(data), kind) + data + \
-        b"\0" * (-len(data) % 4)
 
 
 def add_qdisc(dev, attrs):
     """RTM_NEWQDISC epdn with @attrs; the error and extack message, and
     the offset of the attribute the kernel blamed (0 if none)."""
-    opts = b"".join(nla(k, struct.pack("B" if k in U8 else "I", v))
-                    for k, v in attrs)
-    body = struct.pack("BxxxiIII", socket.AF_UNSPEC,
-                       socket.if_nametoindex(dev), 0x10000, TC_H_ROOT, 0) + \
-        nla(TCA_KIND, b"epdn\0") + nla(TCA_OPTIONS | NLA_F_NESTED, opts)
-    flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_EXCL | NLM_F_CREATE
-    msg = struct.pack("IHHII", 16 + len(body), RTM_NEWQDISC, flags, 1, 0) \
-        + body
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
-                       socket.NETLINK_ROUTE) as s:
-        s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
-        s.send(msg)
-        reply = s.recv(65536)
-    _, kind, rflags, _, _ = struct.unpack_from("IHHII", reply)
-    assert kind == NLMSG_ERROR
-    (err,) = struct.unpack_from("i", reply, 16)
-    pos = 20 + (16 if rflags & NLM_F_CAPPED else len(msg))
-    text, offs = "", 0
-    while rflags & NLM_F_ACK_TLVS and pos + 4 <= len(reply):
-        alen, atype = struct.unpack_from("HH", reply, pos)
-        if atype == NLMSGERR_ATTR_MSG:
-            text = reply[pos + 4:pos + alen].rstrip(b"\0").decode()
-        elif atype == NLMSGERR_ATTR_OFFS:
-            (offs,) = struct.unpack_from("I", reply, pos + 4)
-        pos += (alen + 3) & ~3
-    return -err, text, offs
-
-
-# Offset of the first attribute inside TCA_OPTIONS: nlmsghdr, tcmsg,
-# TCA_KIND (12 bytes padded), the TCA_OPTIONS header.
-FIRST_OPT = 16 + 20 + 12 + 4
+    with rtnl_socket() as s:
+        return rtnl_ack(s, epdn_qdisc_msg(dev, attrs))
 
 
 @pytest.mark.parametrize("attr,value,want", [
@@ -162,7 +118,7 @@ FIRST_OPT = 16 + 20 + 12 + 4
 ])
 def test_kernel_policy_rejects(dummy, attr, value, want):  # noqa: F811
     err, text, offs = add_qdisc(dummy, [(attr, value)])
-    assert (err, text, offs) == want + (FIRST_OPT,)
+    assert (err, text, offs) == want + (EPDN_FIRST_OPT,)
 
 
 def test_kernel_policy_accepts_the_bounds(dummy):  # noqa: F811

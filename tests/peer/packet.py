@@ -11,6 +11,8 @@ reserved bit RN-TCP uses (include/satnet/rn_wire.h).
 import ipaddress
 import struct
 
+from satnet.topo import csum    # noqa: F401 - the scripts take it from here
+
 PROTO_TCP = 6
 FLAG_BITS = "FSRPAUEC"          # bit i of TCP header byte 13
 DN_MASK = 0x02                  # drop-negative bit, in header byte 12
@@ -40,15 +42,6 @@ def flags_bits(s):
 
 def flags_str(bits):
     return "".join(ch for i, ch in enumerate(FLAG_BITS) if bits & (1 << i))
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
 
 
 def epdn_option(ttl, flags, lo=0, hi=0, version=1):

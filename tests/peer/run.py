@@ -19,6 +19,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, TOP)         # packet.py takes this checkout's satnet
 DEFAULTS = os.path.join(HERE, "defaults.sysctl")
 
 
