@@ -7,6 +7,8 @@
 # make test       unit tests + in-VM integration suite, in one VM boot
 # make test-debug the same suite under the debug kernel (KASAN, UBSAN,
 #                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
+# make soak       SOAK_MINUTES (10) of churn and faults under the debug kernel
+#                 (tools/soak): counters must add up, nothing may crash or leak
 # make bench      every experiment's quick set (satnet run), then the report
 #                 docs/results.md (satnet report); BENCH_ARGS adds options
 # make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
@@ -40,8 +42,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,build/unit/%,$(UNIT_SRCS))
 
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules unit unit-asan tc test test-debug bench bench-epdn bench-epdn-cost \
-	install clean deps kdir
+.PHONY: all modules unit unit-asan tc test test-debug soak bench bench-epdn \
+	bench-epdn-cost install clean deps kdir
 
 all: modules unit tc
 
@@ -85,6 +87,19 @@ test-debug: deps
 	tools/vm-run --kernel debug --timeout 14400 \
 		--log build/test-debug-console.log -- \
 		python3 -m pytest -p no:cacheprovider -v tests
+
+# tools/soak on the debug kernel (tools/debug-kernel builds it once); the
+# modules are rebuilt against it here and for Debian's kernel by the next
+# plain build.  The run ends within SOAK_MINUTES + 10 minutes; its figures
+# and checks go to build/soak/soak.json, the console to build/soak-console.log.
+SOAK_MINUTES ?= 10
+soak: deps
+	tools/debug-kernel --build
+	$(MAKE) modules KDIR=$$(tools/debug-kernel --kdir)
+	$(MAKE) tc
+	tools/vm-run --kernel debug --timeout $$(( ($(SOAK_MINUTES) + 15) * 60 )) \
+		--log build/soak-console.log -- \
+		tools/soak --minutes $(SOAK_MINUTES) --require-debug --out build/soak
 
 bench: deps
 	$(MAKE) all
