@@ -962,6 +962,17 @@ static void test_parse_tcp(void)
 	/* Blocks at or below the ACK (DSACK) do not count. */
 	rn_parse_tcpopts(th, 24, 9000, &o);
 	CHECK(!o.sack);
+	/*
+	 * Each block's edge after() the last, the second more than 2^31
+	 * above the ACK: it wraps below the ACK and does not count.
+	 */
+	put32(th + 8, 2000 + 0x7fffff00u);
+	put32(th + 16, 2000 + 0xfffffe00u);
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(o.sack);
+	CHECK_EQ(o.sack_high, 2000 + 0x7fffff00u);
+	put32(th + 8, 4000);
+	put32(th + 16, 9000);
 	/* wscale is clamped to 14; a bad length ends the walk. */
 	th[22] = 200;
 	rn_parse_tcpopts(th, 24, 2000, &o);
