@@ -45,7 +45,7 @@ import time
 
 import pytest
 
-from conftest import insmod
+from conftest import insmod, kasan_kernel
 from satnet import pktgen
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -836,7 +836,8 @@ def test_sender_origin_hook(path, rn_host, legacy):
     data segment carry an empty option; the bottleneck fills some.  A
     router without EPDN before or after it breaks EPDN-TTL == TTL."""
     gw, other = ("r2", "r1") if legacy == "before" else ("r1", "r2")
-    path.egress(gw, "20mbit", "limit 10")
+    # A rate the sender outruns even under a KASAN kernel.
+    path.egress(gw, "4mbit", "limit 10")
     path.egress(other, "epdn" if legacy == "none" else "none")
     sysctl(path.a, "net.rn.epdn_origin", 1)
     try:
@@ -1075,9 +1076,11 @@ def flood_gate(dev, flows):
        "idle 3000s" % (dev, flows))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((dev, ETH_P_IP))
-    # One 1500-byte packet empties the tbf bucket, one more fills epdn.
-    xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 1472, proto=17))
-    xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 100, proto=17))
+    # One 1500-byte packet empties the tbf bucket, one more fills epdn;
+    # at 1 byte/s the gate would pass that one after 25 minutes.
+    for _ in range(2):
+        xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 1472,
+                                 proto=17))
     return s
 
 
@@ -1116,7 +1119,8 @@ def test_flood_of_100k_flows_stays_bounded(dummy):
     # it only has to stay below what leaked packets would take.
     grown, used = memory_grown(before, after)
     print("flood: slab+vmalloc %+d kB, MemAvailable %+d kB" % (grown, -used))
-    assert grown < 1024 and used < 32768, (grown, used)
+    if not kasan_kernel():
+        assert grown < 1024 and used < 32768, (grown, used)
 
 
 def flood_halves(dev, n):
@@ -1183,6 +1187,8 @@ def test_flood_of_1m_flows_keeps_up(dummy):
     # 8-way sets of a table sized to the flows hold about 86 % of as
     # many random flows (Poisson(8) per set); the rest are evicted.
     assert st["records"] > 0.8 * flows, st
+    if kasan_kernel():
+        return
     # The first burst may fill per-CPU page caches (a few MB, once).
     assert grown < table + 1024 and used < table + 32768, (grown, used)
     # MemAvailable moves with reclaim (exactly 4096 kB once, with slab and
