@@ -81,7 +81,9 @@ def transfer(nbytes, cc=None):
         s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
     # Segments that leave room for the origin's option on lo.
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1000)
+    s.settimeout(60)
     srv = socket.create_server(("127.0.0.1", 0))
+    srv.settimeout(60)
     got = []
 
     def drain():
@@ -138,15 +140,20 @@ def probe_hooks():
 
 
 def probe_cc():
-    """Each of our congestion controls on a socket, and as the default."""
-    subprocess.run(["ip", "link", "set", "lo", "up"],
-                   stderr=subprocess.DEVNULL)
+    """Each of our congestion controls on a socket, with a transfer over
+    lo where this namespace is ours to bring lo up, and as the default."""
+    own = subprocess.run(["ip", "link", "set", "lo", "up"],
+                         stderr=subprocess.DEVNULL).returncode == 0
     res = {}
     for cc in OUR_CC:
+        s = socket.socket()
         try:
-            res[cc] = transfer(PROBE_BYTES, cc)
+            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+            res[cc] = transfer(PROBE_BYTES, cc) if own else "ok"
         except OSError as e:
             res[cc] = errno.errorcode[e.errno]
+        finally:
+            s.close()
     res["default"] = {cc: try_write(
         "/proc/sys/net/ipv4/tcp_congestion_control", cc) for cc in OUR_CC}
     return res
