@@ -105,7 +105,7 @@ deps:
 test: deps
 	$(MAKE) all
 	$(MAKE) fuzz-smoke
-	tools/vm-run --timeout 1500 --log build/test-console.log -- \
+	tools/vm-run --timeout 2700 --log build/test-console.log -- \
 		python3 -m pytest -p no:cacheprovider -v tests
 
 # The modules are rebuilt against the debug tree here, and against the stock
