@@ -1036,8 +1036,9 @@ def test_sweep_runs_only_while_records_exist(path):
     an empty table, runs while records exist, and stops once the last
     record has aged out."""
     # idle 1s: a loaded host once took over 100 ms from the drops to the
-    # first read, and the records had aged out already.
-    path.egress("r1", "gate", "limit 2 idle 1s")
+    # first read, and the records had aged out already.  flows 1024 is
+    # 128 sets, one sweep run (the default table takes 64 runs, 3 s).
+    path.egress("r1", "gate", "limit 2 idle 1s flows 1024")
     assert sweep_runs(1) == 0
     path.send(segs(4000, seqs(3)))
     path.send([segs(5000 + i, [777])[0] for i in range(3)])
