@@ -3,9 +3,18 @@
 # make            build every module against the target kernel's headers
 # make unit       build the userspace unit tests of the algorithm cores
 # make unit-asan  the same under AddressSanitizer and UBSan, and run them
+# make fuzz-build build the libFuzzer targets of tests/fuzz/ (clang) into
+#                 build/fuzz/: every parser and core, and the tc plugin's
+#                 option parser
+# make fuzz-smoke every target for FUZZ_SMOKE_SECONDS (8) from its seeds and
+#                 crash reproducers (tests/fuzz/corpus, regress); fails on
+#                 any crash, leak or timeout; writes only under build/
+# make fuzz       the same for FUZZ_SECONDS (600) each, growing a corpus in
+#                 build/fuzz/work/ run after run; prints executions per target
 # make tc         build the tc plugin(s) for iproute2
-# make test       unit tests + in-VM integration suite, in one VM boot
-# make test-debug the same suite under the debug kernel (KASAN, UBSAN,
+# make test       fuzz-smoke on the host, then unit tests + in-VM
+#                 integration suite, in one VM boot
+# make test-debug the in-VM suite under the debug kernel (KASAN, UBSAN,
 #                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
 # make soak       SOAK_MINUTES (10) of churn and faults under the debug kernel
 #                 (tools/soak): counters must add up, nothing may crash or leak
@@ -40,10 +49,19 @@ UNIT_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -I.
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,build/unit/%,$(UNIT_SRCS))
 
+# libFuzzer targets: the unit tests' flags, clang, ASan and UBSan.
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := $(UNIT_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+FUZZ_SMOKE_SECONDS ?= 8
+FUZZ_SECONDS ?= 600
+
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules unit unit-asan tc test test-debug soak bench bench-epdn \
-	bench-epdn-cost install clean deps kdir
+.PHONY: all modules unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
+	test-debug soak bench bench-epdn bench-epdn-cost install clean deps kdir
 
 all: modules unit tc
 
@@ -56,16 +74,29 @@ modules:
 
 unit: $(UNIT_BINS)
 
-build/unit/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) tests/unit/unit.h
+build/unit/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $<
 
 unit-asan: $(patsubst build/unit/%,build/unit-asan/%,$(UNIT_BINS))
 	@set -e; for t in $^; do $$t; done
 
-build/unit-asan/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) tests/unit/unit.h
+build/unit-asan/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $<
+
+fuzz-build: $(FUZZ_BINS)
+
+build/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(wildcard include/satnet/*.h) \
+		$(wildcard */*_core.c) $(wildcard tests/unit/*.h) tools/tc/q_epdn.c tools/tc/tc_abi.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< -lm
+
+fuzz-smoke: fuzz-build
+	tools/fuzz-run --seconds $(FUZZ_SMOKE_SECONDS) $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	tools/fuzz-run --seconds $(FUZZ_SECONDS) --keep $(FUZZ_BINS)
 
 tc:
 	$(MAKE) -C tools/tc
@@ -75,7 +106,8 @@ deps:
 
 test: deps
 	$(MAKE) all
-	tools/vm-run --timeout 1500 --log build/test-console.log -- \
+	$(MAKE) fuzz-smoke
+	tools/vm-run --timeout 2700 --log build/test-console.log -- \
 		python3 -m pytest -p no:cacheprovider -v tests
 
 # The modules are rebuilt against the debug tree here, and against the stock

@@ -873,17 +873,7 @@ static void rn_gather(struct sock *sk, u32 flags, struct rn_ack *a)
 	ca->dsack_dups = tp->dsack_dups;
 
 	rn_latch_read(sk, a->dsack, &l);
-	if ((l.flags & RN_L_VALID) && l.seq == a->snd_una) {
-		a->dn_known = 1;
-		a->dn_set = l.dn_set;
-		a->dn_clear = l.dn_clear;
-	}
-	a->dn_distrust = l.bogus >= RN_BOGUS_MAX;
-	if (a->dsack && (l.flags & RN_L_DSACK)) {
-		a->dsack_known = 1;
-		a->dsack_start = l.dsack_start;
-		a->dsack_end = l.dsack_end;
-	}
+	rn_ack_from_latch(a, &l);
 }
 
 /* Runs after SACK processing and before loss detection of this ACK. */

@@ -20,6 +20,15 @@
  * access and mangling, the counters (/proc/net/rn_host), the sysctls and
  * teardown.  docs/rn-tcp.md describes the interface.
  *
+ * Who may switch them on: the host's root, in a namespace that the
+ * initial user namespace owns (the initial one, or one from ip netns add).
+ * Anyone can make a network namespace inside a user namespace of their
+ * own (unshare -Urn) and be root there; the hooks parse hostile options
+ * in softirq and keep up to max_flows entries per namespace, allocated
+ * GFP_ATOMIC and charged to no memory cgroup.  Such a namespace gets no
+ * net.rn sysctls, as with net.core and xfrm, and so neither hooks nor
+ * flow table: only /proc/net/rn_host, all zeros.
+ *
  * Locking: one spinlock per netns guards its flow table, both LRU lists
  * and the timer arming.  Hooks run in softirq (LOCAL_IN) and in process
  * context (LOCAL_OUT), so every taker disables BHs.  Flows are allocated
@@ -878,6 +887,11 @@ static void rn_sysctl_unregister(struct rn_net *rn)
 
 /* ---- per-netns setup and teardown ---- */
 
+static bool rn_net_may_enable(const struct net *net)
+{
+	return net->user_ns == &init_user_ns;
+}
+
 static int rn_table_alloc(struct rn_net *rn)
 {
 	u32 n = clamp_t(u32, rn_max_flows() / 2, RN_BUCKETS_MIN,
@@ -905,41 +919,57 @@ static void rn_table_free(struct rn_net *rn)
 	rn->buckets = NULL;
 }
 
+/* The flow table, the sysctls and the hooks, where they may be on. */
+static int rn_net_enable(struct net *net, struct rn_net *rn)
+{
+	int err;
+
+	err = rn_table_alloc(rn);
+	if (err)
+		return err;
+	err = rn_sysctl_register(net, rn);
+	if (err)
+		goto free_table;
+	err = nf_register_net_hooks(net, rn_nf_ops, ARRAY_SIZE(rn_nf_ops));
+	if (err)
+		goto free_sysctl;
+	return 0;
+
+free_sysctl:
+	rn_sysctl_unregister(rn);
+free_table:
+	rn_table_free(rn);
+	return err;
+}
+
 static int __net_init rn_net_init(struct net *net)
 {
 	struct rn_net *rn = rn_pernet(net);
-	int err = -ENOMEM;
+	int err;
 
 	spin_lock_init(&rn->lock);
 	INIT_LIST_HEAD(&rn->fresh);
 	INIT_LIST_HEAD(&rn->live);
 	timer_setup(&rn->gc, rn_gc, 0);
 	rn->require_host = 1;
-	if (rn_table_alloc(rn))
-		return -ENOMEM;
 	rn->stats = alloc_percpu(struct rn_stats);
 	if (!rn->stats)
-		goto free_table;
-	err = rn_sysctl_register(net, rn);
-	if (err)
-		goto free_stats;
+		return -ENOMEM;
 	err = -ENOMEM;
 	if (!proc_create_net_single("rn_host", 0444, net->proc_net,
 				    rn_proc_show, NULL))
-		goto free_sysctl;
-	err = nf_register_net_hooks(net, rn_nf_ops, ARRAY_SIZE(rn_nf_ops));
+		goto free_stats;
+	if (!rn_net_may_enable(net))
+		return 0;
+	err = rn_net_enable(net, rn);
 	if (err)
 		goto free_proc;
 	return 0;
 
 free_proc:
 	remove_proc_entry("rn_host", net->proc_net);
-free_sysctl:
-	rn_sysctl_unregister(rn);
 free_stats:
 	free_percpu(rn->stats);
-free_table:
-	rn_table_free(rn);
 	return err;
 }
 
@@ -948,9 +978,11 @@ static void __net_exit rn_net_exit(struct net *net)
 {
 	struct rn_net *rn = rn_pernet(net);
 
-	nf_unregister_net_hooks(net, rn_nf_ops, ARRAY_SIZE(rn_nf_ops));
+	if (rn_net_may_enable(net)) {
+		nf_unregister_net_hooks(net, rn_nf_ops, ARRAY_SIZE(rn_nf_ops));
+		rn_sysctl_unregister(rn);
+	}
 	remove_proc_entry("rn_host", net->proc_net);
-	rn_sysctl_unregister(rn);
 	spin_lock_bh(&rn->lock);
 	rn->dying = true;
 	spin_unlock_bh(&rn->lock);

@@ -583,15 +583,20 @@ int rn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len, struct rn_tcp *t)
 	return RN_OK;
 }
 
-/* SACK blocks (RFC 2018): remember the highest right edge above the ACK. */
-static void rn_parse_sack(const u8 *b, u32 len, struct rn_tcpopts *o)
+/*
+ * SACK blocks (RFC 2018): remember the highest right edge above the ACK.
+ * Edges are compared as offsets from the ACK: a chain of blocks, each
+ * after() the last, can run more than 2^31 past it and wrap below it.
+ */
+static void rn_parse_sack(const u8 *b, u32 len, u32 ack, struct rn_tcpopts *o)
 {
 	u32 i;
 
 	for (i = 0; i + 8 <= len; i += 8) {
 		u32 right = rn_get_be32(b + i + 4);
 
-		if (rn_seq_after(right, o->sack_high)) {
+		if (rn_seq_after(right, ack) &&
+		    right - ack > o->sack_high - ack) {
 			o->sack_high = right;
 			o->sack = true;
 		}
@@ -624,7 +629,7 @@ void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 			o->wscale = opts[i + 2] > RN_WSCALE_MAX ?
 				    RN_WSCALE_MAX : opts[i + 2];
 		else if (kind == 5)
-			rn_parse_sack(opts + i + 2, olen - 2u, o);
+			rn_parse_sack(opts + i + 2, olen - 2u, ack, o);
 		i += olen;
 	}
 }

@@ -167,6 +167,26 @@ void rn_latch_update(struct rn_latch *l, const struct rn_wire *w)
 
 /* ---- the rules (the congestion module's half) ---- */
 
+/*
+ * What the latch says about this ACK: the counts, if they belong to the
+ * train at snd_una; whether the peer is believed; and the D-SACK block,
+ * when the stack took a D-SACK from this ACK (@a->dsack).
+ */
+void rn_ack_from_latch(struct rn_ack *a, const struct rn_latch *l)
+{
+	if ((l->flags & RN_L_VALID) && l->seq == a->snd_una) {
+		a->dn_known = 1;
+		a->dn_set = l->dn_set;
+		a->dn_clear = l->dn_clear;
+	}
+	a->dn_distrust = l->bogus >= RN_BOGUS_MAX;
+	if (a->dsack && (l->flags & RN_L_DSACK)) {
+		a->dsack_known = 1;
+		a->dsack_start = l->dsack_start;
+		a->dsack_end = l->dsack_end;
+	}
+}
+
 void rn_sender_init(struct rn_sender *s, const struct rn_params *p)
 {
 	*s = (struct rn_sender){ 0 };

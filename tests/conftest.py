@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared fixtures: module loading."""
 
+import gzip
 import os
 import subprocess
 import time
@@ -25,6 +26,18 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def top():
     return TOP
+
+
+def kasan_kernel():
+    """True under a KASAN kernel (make test-debug): every memory access is
+    checked, so work per packet costs several times more, and freed slab
+    objects wait in KASAN's quarantine, so slab grows where it would not.
+    Assertions on speed or on slab growth hold only without it."""
+    try:
+        with gzip.open("/proc/config.gz", "rt") as f:
+            return "\nCONFIG_KASAN=y\n" in f.read()
+    except OSError:
+        return False
 
 
 def rmmod(name, wait=10.0):

@@ -47,10 +47,15 @@ def test_kmemleak_reports_of_our_modules_fail():
     ours = report(["__kmem_cache_alloc_node+0x1a/0x30",
                    "rn_flow_get+0x9c/0x1f0 [rn_host]",
                    "nf_hook_slow+0x5e/0x100"])
+    # Unloaded before the scan, with KASLR and without (the debug kernel).
     unloaded = report(["kmalloc_trace+0x21/0x90", "0xffffffffc0a41234"])
+    unloaded2 = report(["kvmalloc_node+0x52/0x150", "0xffffffffa000632c",
+                        "qdisc_create+0x3ac/0xd70"])
     kernels = report(["kmalloc_trace+0x21/0x90", "acpi_ds_init+0x4/0x9"])
-    faults = vm_run.own_leaks(kernels + ours + kernels + unloaded)
-    assert len(faults) == 2
+    faults = vm_run.own_leaks(kernels + ours + kernels + unloaded +
+                              unloaded2)
+    assert len(faults) == 3
     assert "[rn_host]" in faults[0] and "0xffffffffc0a41234" in faults[1]
+    assert "0xffffffffa000632c" in faults[2]
     assert vm_run.own_leaks(kernels + kernels) == []
     assert vm_run.own_leaks([]) == []

@@ -225,6 +225,7 @@ struct rn_sender {
 	struct rn_es es;
 };
 
+void rn_ack_from_latch(struct rn_ack *a, const struct rn_latch *l);
 void rn_sender_init(struct rn_sender *s, const struct rn_params *p);
 u32 rn_kval_update(u32 kval, u32 srtt_us, u32 min_rtt_us, u32 c_permille);
 u32 rn_dupthresh(u32 swnd, u32 kval, const struct rn_params *p);

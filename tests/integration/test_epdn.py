@@ -40,7 +40,7 @@ import time
 
 import pytest
 
-from conftest import insmod
+from conftest import insmod, kasan_kernel
 from satnet import pktgen, topo
 from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
                          F_HOST, F_V2, OPT_TYPE, RR_OPT, Kmsg, csum,
@@ -721,7 +721,8 @@ def test_sender_origin_hook(path, rn_host, legacy):
     data segment carry an empty option; the bottleneck fills some.  A
     router without EPDN before or after it breaks EPDN-TTL == TTL."""
     gw, other = ("r2", "r1") if legacy == "before" else ("r1", "r2")
-    path.egress(gw, "20mbit", "limit 10")
+    # A rate the sender outruns even under a KASAN kernel.
+    path.egress(gw, "4mbit", "limit 10")
     path.egress(other, "epdn" if legacy == "none" else "none")
     sysctl(path.a, "net.rn.epdn_origin", 1)
     try:
@@ -919,12 +920,15 @@ def test_sweep_runs_only_while_records_exist(path):
     """The ageing sweep costs nothing when idle: its timer never runs with
     an empty table, runs while records exist, and stops once the last
     record has aged out."""
-    path.egress("r1", "gate", "limit 2 idle 100ms")
+    # idle 1s: a loaded host once took over 100 ms from the drops to the
+    # first read, and the records had aged out already.  flows 1024 is
+    # 128 sets, one sweep run (the default table takes 64 runs, 3 s).
+    path.egress("r1", "gate", "limit 2 idle 1s flows 1024")
     assert sweep_runs(1) == 0
     path.send(segs(4000, seqs(3)))
     path.send([segs(5000 + i, [777])[0] for i in range(3)])
     assert path.xstats("r1")["records"] == 3
-    assert sweep_runs(1) > 0
+    assert sweep_runs(2) > 0
     st = path.xstats("r1")
     assert (st["records"], st["aged"]) == (0, 3), st
     assert sweep_runs(1) == 0
@@ -960,9 +964,11 @@ def flood_gate(dev, flows):
        "idle 3000s" % (dev, flows))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((dev, ETH_P_IP))
-    # One 1500-byte packet empties the tbf bucket, one more fills epdn.
-    xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 1472, proto=17))
-    xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 100, proto=17))
+    # One 1500-byte packet empties the tbf bucket, one more fills epdn;
+    # at 1 byte/s the gate would pass that one after 25 minutes.
+    for _ in range(2):
+        xmit(s, FLOOD_ETH + ipv4("10.9.0.1", "10.9.0.2", b"u" * 1472,
+                                 proto=17))
     return s
 
 
@@ -1001,7 +1007,8 @@ def test_flood_of_100k_flows_stays_bounded(dummy):
     # it only has to stay below what leaked packets would take.
     grown, used = memory_grown(before, after)
     print("flood: slab+vmalloc %+d kB, MemAvailable %+d kB" % (grown, -used))
-    assert grown < 1024 and used < 32768, (grown, used)
+    if not kasan_kernel():
+        assert grown < 1024 and used < 32768, (grown, used)
 
 
 def flood_halves(dev, n):
@@ -1068,6 +1075,8 @@ def test_flood_of_1m_flows_keeps_up(dummy):
     # 8-way sets of a table sized to the flows hold about 86 % of as
     # many random flows (Poisson(8) per set); the rest are evicted.
     assert st["records"] > 0.8 * flows, st
+    if kasan_kernel():
+        return
     # The first burst may fill per-CPU page caches (a few MB, once).
     assert grown < table + 1024 and used < table + 32768, (grown, used)
     # MemAvailable moves with reclaim (exactly 4096 kB once, with slab and

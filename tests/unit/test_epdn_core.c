@@ -8,6 +8,7 @@
  */
 #include "tests/unit/unit.h"
 #include "sch_epdn/epdn_core.c"
+#include "tests/unit/epdn_check.h"
 
 #include <arpa/inet.h>
 
@@ -48,44 +49,6 @@ static void init(struct epdn_table *t, struct epdn_rec *s, u32 flows,
 	struct epdn_hkey k = hkey_n(seed);
 
 	epdn_table_init(t, s, flows, idle, &k);
-}
-
-static u32 set_of(const struct epdn_table *t, const struct epdn_key *key)
-{
-	u32 h = (u32)epdn_hash(key, &t->hkey);
-
-	return (u32)(((u64)h * t->nsets) >> 32);
-}
-
-/*
- * The table's invariants: each set keeps its records in its first ways,
- * every record lies in its key's set, no key twice, count matches, and a
- * lookup (at a time when nothing has expired) finds each record.
- */
-static int table_consistent(struct epdn_table *t)
-{
-	u32 i, j, live = 0;
-
-	for (i = 0; i < t->cap; i++) {
-		struct epdn_rec *rec = &t->slot[i];
-
-		if (rec->stamp == 0) {
-			if (i % EPDN_WAYS + 1 < EPDN_WAYS &&
-			    t->slot[i + 1].stamp != 0)
-				return 0;	/* a hole inside a set */
-			continue;
-		}
-		live++;
-		if (set_of(t, &rec->key) != i / EPDN_WAYS)
-			return 0;
-		for (j = i + 1; j < i - i % EPDN_WAYS + EPDN_WAYS; j++)
-			if (t->slot[j].stamp &&
-			    !memcmp(&t->slot[j].key, &rec->key, sizeof(rec->key)))
-				return 0;
-		if (epdn_table_find(t, &rec->key, rec->stamp) != rec)
-			return 0;
-	}
-	return live == t->count;
 }
 
 /* Keys 0.. that hash into set @set: fills @out with @n of them. */

@@ -11,6 +11,7 @@
  */
 #include "tests/unit/unit.h"
 #include "tcp_rn/rn_recv_core.c"
+#include "tests/unit/rn_recv_check.h"
 
 #define MSS	1000u
 
@@ -597,21 +598,6 @@ static u32 rnd(void)
 	return rnd_state >> 8;
 }
 
-static int rset_sane(const struct rn_rset *s)
-{
-	u32 i;
-
-	if (s->n > RN_RANGES_MAX)
-		return 0;
-	for (i = 0; i < s->n; i++) {
-		if (rn_range_empty(&s->r[i]))
-			return 0;
-		if (i && !rn_seq_after(s->r[i].start, s->r[i - 1].end))
-			return 0;
-	}
-	return 1;
-}
-
 static void test_rset_model(void)
 {
 	static u8 model[MODEL_BYTES];
@@ -743,18 +729,6 @@ static void test_rset_edges(void)
 }
 
 /* ---- parsers ---- */
-
-static void put16(u8 *p, u32 v)
-{
-	p[0] = (u8)(v >> 8);
-	p[1] = (u8)v;
-}
-
-static void put32(u8 *p, u32 v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
 
 /* An IPv4 header with @opts (padded by the caller to a multiple of 4). */
 static u32 mk_ip(u8 *h, u8 ttl, const u8 *opts, u32 optlen, u32 payload)
@@ -962,6 +936,17 @@ static void test_parse_tcp(void)
 	/* Blocks at or below the ACK (DSACK) do not count. */
 	rn_parse_tcpopts(th, 24, 9000, &o);
 	CHECK(!o.sack);
+	/*
+	 * Each block's edge after() the last, the second more than 2^31
+	 * above the ACK: it wraps below the ACK and does not count.
+	 */
+	put32(th + 8, 2000 + 0x7fffff00u);
+	put32(th + 16, 2000 + 0xfffffe00u);
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(o.sack);
+	CHECK_EQ(o.sack_high, 2000 + 0x7fffff00u);
+	put32(th + 8, 4000);
+	put32(th + 16, 9000);
 	/* wscale is clamped to 14; a bad length ends the walk. */
 	th[22] = 200;
 	rn_parse_tcpopts(th, 24, 2000, &o);
@@ -999,49 +984,6 @@ static void test_origin(void)
 }
 
 /* ---- hostile ranges: the lists stay bounded, sorted and in the window ---- */
-
-static int ranges_meet(const struct rn_range *a, const struct rn_range *b)
-{
-	return !rn_range_empty(a) && !rn_range_empty(b) &&
-	       rn_seq_before(a->start, b->end) && rn_seq_before(b->start, a->end);
-}
-
-static int rset_meets(const struct rn_rset *s, const struct rn_range *r)
-{
-	u32 i;
-
-	for (i = 0; i < s->n && i <= RN_RANGES_MAX; i++)
-		if (ranges_meet(&s->r[i], r))
-			return 1;
-	return 0;
-}
-
-/* Every range lies in [rcv_nxt, rcv_right), measured as offsets. */
-static int rset_in_window(const struct rn_rset *s, const struct rn_recv *st)
-{
-	u32 span = st->rcv_right - st->rcv_nxt, i;
-
-	for (i = 0; i < s->n && i <= RN_RANGES_MAX; i++)
-		if (s->r[i].start - st->rcv_nxt >= span ||
-		    s->r[i].end - st->rcv_nxt > span)
-			return 0;
-	return 1;
-}
-
-/* The invariants of include/satnet/rn_recv_core.h and docs/rn-tcp.md. */
-static int recv_sane(const struct rn_recv *st)
-{
-	u32 i;
-
-	if (!rset_sane(&st->drop) || !rset_sane(&st->reorder) ||
-	    !rset_in_window(&st->drop, st) || !rset_in_window(&st->reorder, st) ||
-	    st->rcv_right - st->rcv_nxt > RN_WINDOW_MAX)
-		return 0;
-	for (i = 0; i < st->drop.n; i++)
-		if (rset_meets(&st->reorder, &st->drop.r[i]))
-			return 0;
-	return 1;
-}
 
 /*
  * The hostile segment: checksum-valid data whose EPDN option (EPDN-TTL =

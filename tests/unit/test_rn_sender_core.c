@@ -64,14 +64,6 @@ struct seg {
 	u32 len;
 };
 
-static void put32(u8 *p, u32 v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
 /* A TCP header with the given options (padded to 4 bytes with EOL). */
 static struct seg mkseg(u32 seq, u32 ack, u8 flags, bool dn,
 			const u8 *opt, u32 olen)

@@ -45,6 +45,19 @@ static inline void *unit_calloc(size_t n, size_t size)
 	return p;
 }
 
+/* Big-endian (network order) stores, for building headers. */
+static inline void put16(unsigned char *p, unsigned int v)
+{
+	p[0] = (unsigned char)(v >> 8);
+	p[1] = (unsigned char)v;
+}
+
+static inline void put32(unsigned char *p, unsigned int v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
 static inline int unit_report(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, unit_checks, unit_failed);

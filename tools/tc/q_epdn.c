@@ -75,42 +75,52 @@ static int illegal(const char *kw, const char *arg, const char *expect)
 /*
  * tc's parsers take strtod()'s syntax and convert without checking the
  * sign or finiteness, so "-1" or "nan" would come out as some number.
+ * strtod() skips any white space, "\n" too: the sign is the value's.
  */
 static bool plain_number(const char *s, double *v, char **end)
 {
-	s += strspn(s, " \t");
 	*v = strtod(s, end);
-	return *s != '-' && *end != s && isfinite(*v);
+	return *end != s && isfinite(*v) && !signbit(*v);
+}
+
+/*
+ * get_size() or get_time() (@get), after checking that the value fits in
+ * 32 bits: both store it in an unsigned int, which is undefined outside
+ * 0..2^32 - 1 (tc then wraps it; get_time() does not notice).  @get of
+ * "1" and the unit gives the unit's scale; a unit has no digits ("1" and
+ * "e9ms" would read as 10^9 ms).
+ */
+static int parse_scaled(const char *arg, __u32 *out, double *v,
+			int (*get)(unsigned int *val, const char *s))
+{
+	char unit[16] = "1";
+	unsigned int scale;
+	char *end;
+
+	if (!plain_number(arg, v, &end) || strpbrk(end, "0123456789"))
+		return -1;
+	strncat(unit, end, sizeof(unit) - 2);
+	if (get(&scale, unit) || *v * scale >= (double)UINT_MAX + 1)
+		return -1;
+	return get(out, arg);
 }
 
 /* get_size(), refusing a nonzero size that rounds down to 0 bytes */
 static int parse_size(const char *arg, __u32 *out)
 {
-	char *end;
 	double v;
 
-	if (!plain_number(arg, &v, &end) || get_size(out, arg))
+	if (parse_scaled(arg, out, &v, get_size))
 		return -1;
 	return v > 0 && !*out ? -1 : 0;
 }
 
-/*
- * get_time() in microseconds, refusing what would not fit in 32 bits:
- * get_time() of "1" and the unit gives the unit's scale.
- */
+/* get_time(), in microseconds */
 static int parse_time(const char *arg, __u32 *out)
 {
-	char unit[16] = "1";
-	unsigned int scale;
-	char *end;
 	double v;
 
-	if (!plain_number(arg, &v, &end) || get_time(out, arg))
-		return -1;
-	strncat(unit, end, sizeof(unit) - 2);
-	if (get_time(&scale, unit) || v * scale > UINT_MAX)
-		return -1;
-	return 0;
+	return parse_scaled(arg, out, &v, get_time);
 }
 
 /* A fraction 0..1 as a u32 of 2^32 (~0U for 1), never rounding to 0 */
@@ -414,8 +424,10 @@ static void print_exact(const char *key, __u32 v,
 {
 	char buf[SPRINT_BSIZE];
 	unsigned int back;
+	double unused;
 
-	if (get(&back, sprint(v, buf)) || back != v)
+	/* "4096Mb" (2^32 bytes) is one tc would print and not read back. */
+	if (parse_scaled(sprint(v, buf), &back, &unused, get) || back != v)
 		snprintf(buf, sizeof(buf), "%u%s", v, unit);
 	print_num(key, buf, v);
 }
