@@ -29,10 +29,14 @@ import json
 import os
 import random
 import re
+import select
+import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
+import time
 
 from . import dist
 from .paths import TOP
@@ -675,6 +679,129 @@ def fuzz_frames(n, seed, src, dst, sport=8100):
             p = struct.pack("!HH", rnd.randrange(1 << 16), ETH_P_IP) + p
         out.append((etype, bytes(p)))
     return out
+
+
+# ---- captured packets (tcpdump -w, read back) --------------------------------
+
+def parse_epdn(ip):
+    """The EPDN option of an IPv4 packet as a dict, or None."""
+    ihl = (ip[0] & 15) * 4
+    i = 20
+    while i < min(ihl, len(ip)):
+        t = ip[i]
+        if t == 0:
+            break
+        if t == 1:
+            i += 1
+            continue
+        if i + 1 >= len(ip):
+            break
+        ln = max(ip[i + 1], 2)
+        if t == OPT_TYPE and ln == 12 and i + 12 <= len(ip):
+            ettl, vf, lo, hi = struct.unpack("!BBII", ip[i + 2:i + 12])
+            return dict(ettl=ettl, version=vf >> 4, flags=vf & 15,
+                        min=lo, max=hi, at=i)
+        i += ln
+    return None
+
+
+def parse_sack(opts):
+    """The SACK blocks [(left, right), ...] among TCP options."""
+    i, out = 0, []
+    while i < len(opts):
+        kind = opts[i]
+        if kind == 0:
+            break
+        if kind == 1:
+            i += 1
+            continue
+        if i + 1 >= len(opts) or opts[i + 1] < 2:
+            break
+        ln = opts[i + 1]
+        if kind == 5:
+            body = opts[i + 2:i + ln]
+            out += [struct.unpack("!II", body[j:j + 8])
+                    for j in range(0, len(body) - 7, 8)]
+        i += ln
+    return out
+
+
+def parse_ip(ip):
+    """What the tests look at in a captured IPv4 packet; for TCP also the
+    ports, sequence and ACK numbers, payload length, the drop-negative bit
+    (the lowest reserved bit, tcp[12] & 2) and the SACK blocks."""
+    ihl = (ip[0] & 15) * 4
+    d = dict(ttl=ip[8], ihl=ihl, len=struct.unpack("!H", ip[2:4])[0],
+             ident=struct.unpack("!H", ip[4:6])[0],
+             proto=ip[9], src=socket.inet_ntoa(ip[12:16]),
+             csum_ok=csum(ip[:ihl]) == 0, opt=parse_epdn(ip),
+             sport=None, seq=None)
+    if ip[9] == 6 and len(ip) >= ihl + 14:
+        d["sport"], d["dport"], d["seq"], d["ack"] = struct.unpack(
+            "!HHII", ip[ihl:ihl + 12])
+        doff = (ip[ihl + 12] >> 4) * 4
+        d["payload"] = d["len"] - ihl - doff
+        d["dn"] = bool(ip[ihl + 12] & 0x02)
+        d["sack"] = parse_sack(ip[ihl + 20:ihl + doff])
+    return d
+
+
+def read_pcap(path):
+    """The frames of a pcap file (either byte order)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        return []
+    endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") \
+        else ">"
+    out, off = [], 24
+    while off + 16 <= len(data):
+        incl = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+        off += 16
+        if off + incl > len(data):
+            break
+        out.append(data[off:off + incl])
+        off += incl
+    return out
+
+
+class Tcpdump:
+    """tcpdump -w at a device of namespace @ns; stop() parses what it
+    wrote: the IPv4 packets (parse_ip), in the order the device saw them."""
+
+    def __init__(self, ns, dev, filt, snaplen=256):
+        fd, self.path = tempfile.mkstemp(prefix="satnet-", suffix=".pcap")
+        os.close(fd)
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, "tcpdump", "-Z", "root", "-n", "-U",
+             "-s", str(snaplen), "-i", dev, "-w", self.path, filt],
+            stderr=subprocess.PIPE, text=True)
+        text, end = "", time.time() + 60
+        while "listening on" not in text and time.time() < end:
+            ready, _, _ = select.select([self.proc.stderr], [], [], 1)
+            line = self.proc.stderr.readline() if ready else ""
+            if ready and not line:
+                break
+            text += line
+        if "listening on" not in text:
+            self.proc.kill()
+            raise TopologyError("tcpdump did not start: " + text)
+
+    def packets(self):
+        return [parse_ip(f[14:]) for f in read_pcap(self.path)
+                if len(f) >= 34 and f[12:14] == b"\x08\x00"]
+
+    def stop(self, want=0, timeout=20):
+        """Stop once @want packets were written (or after @timeout)."""
+        end = time.time() + timeout
+        while time.time() < end and len(self.packets()) < want:
+            time.sleep(0.1)
+        time.sleep(0.3)
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.communicate(timeout=30)
+        seen = self.packets()
+        os.unlink(self.path)
+        return seen
 
 
 # ---- rtnetlink, raw: what tc itself would never send ------------------------

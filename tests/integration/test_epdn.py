@@ -28,13 +28,10 @@ because a second sender process started after the record's idle timeout
 
 import json
 import os
-import select
 import shlex
-import signal
 import socket
 import struct
 import subprocess
-import tempfile
 import threading
 import time
 
@@ -43,9 +40,10 @@ import pytest
 from conftest import insmod, kasan_kernel
 from satnet import pktgen, topo
 from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
-                         F_HOST, F_V2, OPT_TYPE, RR_OPT, Kmsg, csum,
-                         epdn_opt, fuzz_frames, ipv4, netns, odd_frames,
-                         qdisc_stats, sysctl_write as sysctl, tcp, xmit)
+                         F_HOST, F_V2, RR_OPT, Kmsg, Tcpdump,
+                         csum, epdn_opt, fuzz_frames, ipv4, netns,
+                         odd_frames, parse_epdn, parse_ip, qdisc_stats,
+                         sysctl_write as sysctl, tcp, xmit)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -96,42 +94,6 @@ def segs(sport, seqs, size=1000, **kw):
 
 def seqs(n, first=1000, size=1000):
     return [first + size * i for i in range(n)]
-
-
-def parse_epdn(ip):
-    """The EPDN option of an IPv4 packet as a dict, or None."""
-    ihl = (ip[0] & 15) * 4
-    i = 20
-    while i < min(ihl, len(ip)):
-        t = ip[i]
-        if t == 0:
-            break
-        if t == 1:
-            i += 1
-            continue
-        if i + 1 >= len(ip):
-            break
-        ln = max(ip[i + 1], 2)
-        if t == OPT_TYPE and ln == 12 and i + 12 <= len(ip):
-            ettl, vf, lo, hi = struct.unpack("!BBII", ip[i + 2:i + 12])
-            return dict(ettl=ettl, version=vf >> 4, flags=vf & 15,
-                        min=lo, max=hi, at=i)
-        i += ln
-    return None
-
-
-def parse_ip(ip):
-    """What the tests look at in a captured IPv4 packet."""
-    ihl = (ip[0] & 15) * 4
-    d = dict(ttl=ip[8], ihl=ihl, len=struct.unpack("!H", ip[2:4])[0],
-             proto=ip[9], src=socket.inet_ntoa(ip[12:16]),
-             csum_ok=csum(ip[:ihl]) == 0, opt=parse_epdn(ip),
-             sport=None, seq=None)
-    if ip[9] == 6 and len(ip) >= ihl + 14:
-        d["sport"], d["dport"], d["seq"] = struct.unpack(
-            "!HHI", ip[ihl:ihl + 8])
-        d["payload"] = d["len"] - ihl - (ip[ihl + 12] >> 4) * 4
-    return d
 
 
 def flow(seen, sport):
@@ -193,59 +155,6 @@ class Sniffer:
         self.thread.join()
         self.s.close()
         return self.frames if self.raw else self.seen
-
-
-def read_pcap(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 24:
-        return []
-    endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") \
-        else ">"
-    out, off = [], 24
-    while off + 16 <= len(data):
-        incl = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
-        off += 16
-        if off + incl > len(data):
-            break
-        out.append(data[off:off + incl])
-        off += incl
-    return out
-
-
-class Tcpdump:
-    """tcpdump -w at a device; stop() parses what it wrote."""
-
-    def __init__(self, ns, dev, filt):
-        fd, self.path = tempfile.mkstemp(prefix="epdn-", suffix=".pcap")
-        os.close(fd)
-        self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", ns, "tcpdump", "-Z", "root", "-n", "-U",
-             "-s", "256", "-i", dev, "-w", self.path, filt],
-            stderr=subprocess.PIPE, text=True)
-        text, end = "", time.time() + 60
-        while "listening on" not in text and time.time() < end:
-            ready, _, _ = select.select([self.proc.stderr], [], [], 1)
-            line = self.proc.stderr.readline() if ready else ""
-            if ready and not line:
-                break
-            text += line
-        assert "listening on" in text, "tcpdump did not start: " + text
-
-    def packets(self):
-        return [parse_ip(f[14:]) for f in read_pcap(self.path)
-                if len(f) >= 34 and f[12:14] == b"\x08\x00"]
-
-    def stop(self, want, timeout=20):
-        end = time.time() + timeout
-        while time.time() < end and len(self.packets()) < want:
-            time.sleep(0.1)
-        time.sleep(0.3)
-        self.proc.send_signal(signal.SIGINT)
-        self.proc.communicate(timeout=30)
-        seen = self.packets()
-        os.unlink(self.path)
-        return seen
 
 
 def meminfo():
