@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Scenario and sysctl-profile files, and the values derived from them.
 
-A scenario (scenarios/*.toml) describes one figure family of the seeds:
-bottleneck, satellite path, errors, reordering, ACK path.  A profile
-(profiles/*.toml) names the sysctls applied to the sender's and the
-receiver's namespaces.  See docs/testbed.md for every key.
+A scenario (scenarios/*.toml) describes one figure family of the seeds,
+or one of today's LEO paths: bottleneck, satellite path, errors, loss,
+reordering, ACK path.  A profile (profiles/*.toml) names the sysctls
+applied to the sender's and the receiver's namespaces.  See
+docs/testbed.md for every key.
 """
 
 import math
@@ -18,6 +19,10 @@ ACCESS_DELAY_MS = 1.0             # ... and 1 ms, one-way (seed 000 §3)
 ACK_BYTES = 66                    # 40 B of headers + 12 of timestamps + L2
 EPDN_MSS = 1448                   # 1460 - the 12-byte EPDN option
 DISTS = ("normal", "uniform", "exponential", "fixed")
+# netem's loss gemodel p r 1-h 1-k, in percent (tc-netem(8)), and the
+# defaults netem gives 1-h and 1-k
+GE_KEYS = ("p", "r", "bad_loss", "good_loss")
+GE_DEFAULTS = {"bad_loss": 100.0, "good_loss": 0.0}
 QDISCS = ("pfifo", "red", "epdn")
 
 
@@ -28,6 +33,16 @@ class ScenarioError(ValueError):
 def ber_to_per(ber, nbytes):
     """Packet error rate of an nbytes packet under independent bit errors."""
     return 1.0 - (1.0 - ber) ** (8 * nbytes)
+
+
+def ge_loss(p, r, bad_loss, good_loss):
+    """Stationary loss rate of a Gilbert-Elliott chain (Gilbert 1960,
+    Elliott 1963), every argument in percent: p and r the good -> bad and
+    bad -> good transition probabilities, bad_loss (netem's 1-h) and
+    good_loss (1-k) the loss probabilities in each state.  The chain is
+    in the bad state a fraction pi_B = p / (p + r) of the packets."""
+    pi_b = p / (p + r)
+    return (pi_b * bad_loss + (1 - pi_b) * good_loss) / 100
 
 
 def _load(path):
@@ -62,6 +77,34 @@ def _positive(val, where, allow_zero=True):
     return float(val)
 
 
+def _percent(val, where):
+    if not isinstance(val, (int, float)) or isinstance(val, bool) or \
+            not 0 <= val <= 100:
+        raise ScenarioError("%s must be a percentage 0..100, not %r" %
+                            (where, val))
+    return float(val)
+
+
+def gemodel(d, where):
+    """A direction's gemodel table, checked: every key in percent, p and
+    r required and positive, bad_loss 100 and good_loss 0 by default (as
+    netem's 1-h and 1-k)."""
+    if not isinstance(d, dict):
+        raise ScenarioError("%s must be a table {p, r, bad_loss, good_loss}"
+                            % where)
+    _check_keys(d, where, GE_KEYS)
+    for k in ("p", "r"):
+        if k not in d:
+            raise ScenarioError("%s.%s is required" % (where, k))
+    g = {k: _percent(d.get(k, GE_DEFAULTS.get(k)), "%s.%s" % (where, k))
+         for k in GE_KEYS}
+    if not g["p"] or not g["r"]:
+        raise ScenarioError("%s: p and r must be above 0 (with p = 0 the "
+                            "chain never leaves the good state: use loss)"
+                            % where)
+    return g
+
+
 class Reorder:
     """A fraction of packets gets an extra delay (seed 000 §4.1/§4.2)."""
 
@@ -87,10 +130,11 @@ class Reorder:
 
 
 class Direction:
-    """One direction of the satellite link: delay, errors, reordering."""
+    """One direction of the satellite link: delay, errors, loss,
+    reordering."""
 
     def __init__(self, d, where, nbytes, default_delay=None):
-        _check_keys(d, where, ("delay_ms", "ber", "per", "loss",
+        _check_keys(d, where, ("delay_ms", "ber", "per", "loss", "gemodel",
                                "packet_bytes", "reorder"))
         delay = d.get("delay_ms", default_delay)
         if delay is None:
@@ -107,14 +151,24 @@ class Direction:
                                   self.packet_bytes)
         self.ber = d.get("ber")
         self.loss = _positive(d.get("loss", 0.0), where + ".loss")
-        if self.per >= 1 or self.loss >= 1:
+        # netem runs one loss model per qdisc: random or Gilbert-Elliott
+        if "loss" in d and "gemodel" in d:
+            raise ScenarioError(where + ": give loss or gemodel, not both "
+                                "(netem takes one loss model)")
+        self.gemodel = gemodel(d["gemodel"], where + ".gemodel") \
+            if "gemodel" in d else None
+        if self.per >= 1 or self.loss_rate() >= 1:
             raise ScenarioError(where + ": error and loss rates must be < 1")
         self.reorder = Reorder(d.get("reorder", {}), where + ".reorder")
+
+    def loss_rate(self):
+        """Mean rate of the loss model: random, or Gilbert-Elliott's
+        stationary loss."""
+        return ge_loss(**self.gemodel) if self.gemodel else self.loss
 
     def max_delay_ms(self):
         return self.delay_ms + (self.reorder.max_extra_ms()
                                 if self.reorder.active else 0)
-
 
 class Scenario:
     def __init__(self, d, path):
@@ -198,6 +252,11 @@ class Scenario:
         pps = self.rate_bps / 8 / 200
         return int(pps * direction.max_delay_ms() / 1000 * 1.5) + 1000
 
+    def mean_loss(self, direction):
+        """Non-congestion loss of a direction over a long run: corruption
+        (PER) and the loss model."""
+        return 1 - (1 - direction.per) * (1 - direction.loss_rate())
+
     def describe(self):
         return {
             "name": self.name, "source": self.source,
@@ -205,7 +264,10 @@ class Scenario:
             "epdn_domain": self.epdn_domain, "burst_bytes": self.burst_bytes,
             "limit_packets": self.limit_packets(),
             "base_rtt_ms": self.base_rtt_ms(),
-            "forward": vars_of(self.fwd), "ack": vars_of(self.ack),
+            "forward": {**vars_of(self.fwd),
+                        "mean_loss": self.mean_loss(self.fwd)},
+            "ack": {**vars_of(self.ack),
+                    "mean_loss": self.mean_loss(self.ack)},
             "duration_s": self.duration_s, "profile": self.profile,
             "pairs": self.pairs, "sysctl": self.sysctl, "mss": self.mss,
         }

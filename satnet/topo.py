@@ -13,9 +13,10 @@ Where each impairment sits (one stage per effect, docs/testbed.md):
   R2/r*                        forward satellite stage: netem delay P + 1 ms
                                (the far access link's delay; its 10 Mbit/s
                                never binds behind the bottleneck), corrupt
-                               PER, and the reordering bands
-  R2/b                         return satellite stage: delay, ACK errors,
-                               ACK reordering
+                               PER, loss (random or Gilbert-Elliott), and
+                               the reordering bands
+  R2/b                         return satellite stage: delay, ACK errors
+                               and loss, ACK reordering
 
 Addresses: snd i 10.1.i.1/24, R1 10.1.i.254; R1 10.0.0.1/30 - R2 10.0.0.2;
 rcv i 10.2.i.1/24, R2 10.2.i.254.
@@ -36,7 +37,7 @@ import threading
 
 from . import dist
 from .paths import TOP
-from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS
+from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 TC_LIB = os.path.join(TOP, "build", "tclib")
 _counter = itertools.count()
@@ -127,7 +128,10 @@ def netem_args(direction, extra_ms=0.0):
     args = ["delay", "%.3fms" % (direction.delay_ms + extra_ms)]
     if direction.per > 0:
         args += ["corrupt", "%.6f%%" % (direction.per * 100)]
-    if direction.loss > 0:
+    if direction.gemodel:
+        args += ["loss", "gemodel"] + ["%.6f%%" % direction.gemodel[k]
+                                       for k in GE_KEYS]
+    elif direction.loss > 0:
         args += ["loss", "random", "%.6f%%" % (direction.loss * 100)]
     return args
 
