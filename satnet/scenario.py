@@ -3,13 +3,15 @@
 
 A scenario (scenarios/*.toml) describes one figure family of the seeds,
 or one of today's LEO paths: bottleneck, satellite path, errors, loss,
-reordering, ACK path.  A profile (profiles/*.toml) names the sysctls
-applied to the sender's and the receiver's namespaces.  See
-docs/testbed.md for every key.
+reordering, ACK path, and how the path changes while a run goes on.  A
+profile (profiles/*.toml) names the sysctls applied to the sender's and
+the receiver's namespaces.  See docs/testbed.md for every key.
 """
 
+import copy
 import math
 import os
+import random
 import tomllib
 
 from .paths import PROFILE_DIR, SCENARIO_DIR
@@ -83,6 +85,16 @@ def _percent(val, where):
         raise ScenarioError("%s must be a percentage 0..100, not %r" %
                             (where, val))
     return float(val)
+
+
+def _range_ms(val, where):
+    """[low, high], two non-negative numbers."""
+    if not isinstance(val, list) or len(val) != 2:
+        raise ScenarioError("%s must be [low, high], not %r" % (where, val))
+    low, high = (_positive(v, where) for v in val)
+    if low > high:
+        raise ScenarioError("%s: low %g exceeds high %g" % (where, low, high))
+    return [low, high]
 
 
 def gemodel(d, where):
@@ -170,11 +182,84 @@ class Direction:
         return self.delay_ms + (self.reorder.max_extra_ms()
                                 if self.reorder.active else 0)
 
+    def moved(self, delay_ms, loss=None):
+        """This direction with another delay and, given a loss rate,
+        random loss at that rate in place of its loss model."""
+        d = copy.copy(self)
+        d.delay_ms = delay_ms
+        if loss is not None:
+            d.loss, d.gemodel = loss, None
+        return d
+
+
+class Schedule:
+    """The path changing while the flows run (LEO satellite handovers):
+    every period_s a new one-way delay for both directions, uniform in
+    delay_ms; for spike_ms after each change the forward delay is higher
+    by a jump uniform in jump_ms, and both directions lose burst_loss of
+    their packets at random in place of their own loss model.  The draws
+    follow seed, so every run of a scenario sees the same path."""
+
+    def __init__(self, d):
+        where = "schedule"
+        _check_keys(d, where, ("period_s", "delay_ms", "jump_ms",
+                               "spike_ms", "burst_loss", "seed"))
+        self.period_s = _positive(d.get("period_s"), where + ".period_s",
+                                  False)
+        self.delay_ms = _range_ms(d.get("delay_ms"), where + ".delay_ms")
+        self.jump_ms = _range_ms(d.get("jump_ms", [0, 0]),
+                                 where + ".jump_ms")
+        self.spike_ms = _positive(d.get("spike_ms", 0), where + ".spike_ms")
+        self.burst_loss = _positive(d.get("burst_loss", 0),
+                                    where + ".burst_loss")
+        self.seed = d.get("seed", 1)
+        if self.burst_loss > 1:
+            raise ScenarioError(where + ".burst_loss must be <= 1")
+        if self.spike_ms >= self.period_s * 1000:
+            raise ScenarioError(where + ".spike_ms must be shorter than "
+                                "schedule.period_s")
+        if (self.jump_ms[1] or self.burst_loss) and not self.spike_ms:
+            raise ScenarioError(where + ".jump_ms and schedule.burst_loss "
+                                "need schedule.spike_ms above 0")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ScenarioError(where + ".seed must be an integer")
+
+    def max_delay_ms(self):
+        """Largest one-way delay the schedule sets."""
+        return self.delay_ms[1] + self.jump_ms[1]
+
+    def spike_share(self):
+        """Fraction of a long run spent in spikes."""
+        return self.spike_ms / 1000 / self.period_s
+
+    def events(self, duration_s, fwd, ack):
+        """(t, forward, return) of every change before duration_s, t in
+        seconds from the flows' start; the first change comes at
+        period_s, so the first period runs on the scenario's own path."""
+        rnd = random.Random(self.seed)
+        out = []
+        n = 1
+        while n * self.period_s < duration_s:
+            t = n * self.period_s
+            delay = rnd.uniform(*self.delay_ms)
+            jump = rnd.uniform(*self.jump_ms)
+            settled = (t + self.spike_ms / 1000, fwd.moved(delay),
+                       ack.moved(delay))
+            if self.spike_ms:
+                burst = self.burst_loss or None
+                out.append((t, fwd.moved(delay + jump, burst),
+                            ack.moved(delay, burst)))
+            if settled[0] < duration_s:
+                out.append(settled)
+            n += 1
+        return out
+
+
 class Scenario:
     def __init__(self, d, path):
         self.path = path
         _check_keys(d, path, ("name", "source", "bottleneck", "forward",
-                              "ack", "run", "sysctl"))
+                              "ack", "run", "sysctl", "schedule"))
         self.name = d.get("name") or os.path.basename(path)[:-5]
         self.source = d.get("source", "")
         b = d.get("bottleneck", {})
@@ -214,6 +299,7 @@ class Scenario:
         self.fwd = Direction(d.get("forward", {}), "forward", 1500)
         self.ack = Direction(d.get("ack", {}), "ack", ACK_BYTES,
                              self.fwd.delay_ms)
+        self.schedule = Schedule(d["schedule"]) if "schedule" in d else None
         r = d.get("run", {})
         _check_keys(r, "run", ("duration_s", "profile", "pairs", "mss"))
         self.duration_s = _positive(r.get("duration_s", 60), "run.duration_s",
@@ -247,15 +333,25 @@ class Scenario:
                             "packet count, not %r" % (self.limit,))
 
     def netem_limit(self, direction):
-        """Packets a delay stage must hold: rate x largest delay, counted
-        in small packets so that ACKs and probes never overflow it."""
+        """Packets a delay stage must hold: rate x largest delay (a
+        schedule's too), counted in small packets so that ACKs and probes
+        never overflow it."""
         pps = self.rate_bps / 8 / 200
-        return int(pps * direction.max_delay_ms() / 1000 * 1.5) + 1000
+        delay = direction.max_delay_ms()
+        if self.schedule:
+            delay += max(0.0, self.schedule.max_delay_ms() -
+                         direction.delay_ms)
+        return int(pps * delay / 1000 * 1.5) + 1000
 
     def mean_loss(self, direction):
         """Non-congestion loss of a direction over a long run: corruption
-        (PER) and the loss model."""
-        return 1 - (1 - direction.per) * (1 - direction.loss_rate())
+        (PER) and the loss model, which the schedule's bursts replace for
+        their share of the time."""
+        lost = direction.loss_rate()
+        if self.schedule and self.schedule.burst_loss:
+            share = self.schedule.spike_share()
+            lost = (1 - share) * lost + share * self.schedule.burst_loss
+        return 1 - (1 - direction.per) * (1 - lost)
 
     def describe(self):
         return {
@@ -268,6 +364,7 @@ class Scenario:
                         "mean_loss": self.mean_loss(self.fwd)},
             "ack": {**vars_of(self.ack),
                     "mean_loss": self.mean_loss(self.ack)},
+            "schedule": vars(self.schedule) if self.schedule else None,
             "duration_s": self.duration_s, "profile": self.profile,
             "pairs": self.pairs, "sysctl": self.sysctl, "mss": self.mss,
         }

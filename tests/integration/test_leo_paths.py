@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Today's LEO paths: Gilbert-Elliott burst loss (leo-ge)."""
+"""Today's LEO paths: Gilbert-Elliott burst loss (leo-ge) and the path
+schedule applied while traffic runs (leo-starlink)."""
 
 import re
+import statistics
 import subprocess
 import sys
 import time
 
 from satnet import measure
+from satnet.runner import PathSchedule, together
 from satnet.scenario import ge_loss, load_profile, load_scenario
 from satnet.topo import Topology
 
@@ -57,3 +60,58 @@ def test_gemodel_loses_in_bursts():
     print("GE: %d datagrams, loss %.4f (chain %.4f), P(loss | loss) %.3f, "
           "netem drops %d" % (n, mean, want, cond, drops))
 
+
+def ping_series(topo, count, interval=0.1):
+    """(send time, RTT ms) of every reply of a ping series from pair 0."""
+    out = topo.ex(topo.snd[0], ["ping", "-D", "-n", "-c", str(count), "-i",
+                                str(interval), "-W", "2", topo.rcv_addr(0)],
+                  check=False, timeout=120).stdout
+    return [(float(ts) - float(rtt) / 1000, float(rtt)) for ts, rtt in
+            re.findall(r"^\[([\d.]+)\].* time=([\d.]+) ms", out, re.M)]
+
+
+def test_schedule_changes_the_delay_live():
+    """leo-starlink's schedule, made easy to see: every 5 s the one-way
+    delay becomes 70 ms both ways, for 2.5 s after each change 40 ms
+    more forward, no loss burst.  Started, as the runner does, when the
+    flows (here one ping series) pass their barrier; each window of the
+    pings between the applied changes has the RTT of its path, and the
+    stages keep their loss model."""
+    sc = load_scenario("leo-starlink", {
+        "schedule.period_s": 5, "schedule.delay_ms": [70, 70],
+        "schedule.jump_ms": [40, 40], "schedule.spike_ms": 2500,
+        "schedule.burst_loss": 0})
+    with Topology(sc, load_profile("linux")) as topo:
+        base = measure.expected_ping_ms(sc)
+        with PathSchedule(topo.schedule_steps(11), topo.tc_batch) as sched:
+            t0 = []
+
+            def pings(i, barrier):
+                barrier.wait()
+                t0.append(time.time())
+                return ping_series(topo, 125)
+
+            (series,) = together(pings, [{}], action=sched.start)
+        applied = sched.result()
+        stage = topo.ex(topo.r2, ["tc", "qdisc", "show", "dev",
+                                  "r0"]).stdout
+    assert [e["due_s"] for e in applied] == [5, 7.5, 10]
+    assert all(e["result"] == "ok" and e["t_s"] - e["due_s"] < 1
+               for e in applied), applied
+    assert "delay 111ms" in stage and "loss gemodel" in stage, stage
+    # a window runs from the end of one change (and 0.3 s for the pings
+    # in flight) to the start of the next: starting ip and tc takes the
+    # emulated machine long enough to delay netem's timers meanwhile
+    ends = [0.0] + [e["end_s"] for e in applied]
+    starts = [e["t_s"] for e in applied] + [99]
+    spike, settled = base + 40 + 80, base + 80
+    for lo, hi, want in zip(ends, starts, (base, spike, settled, spike)):
+        rtts = [rtt for t, rtt in series if lo + 0.3 <= t - t0[0] < hi]
+        assert len(rtts) >= 4, (lo, hi, applied, series)
+        got = statistics.median(rtts)
+        assert abs(got - want) <= 0.08 * want, \
+            "%.1f-%.1f s: median RTT %.1f ms, path %.1f ms: %s" % (
+                lo, hi, got, want, rtts)
+    print("schedule: changes (due, begun, done) %s; pings (sent, RTT) %s" %
+          ([(e["due_s"], e["t_s"], e["end_s"]) for e in applied],
+           [(round(t - t0[0], 2), rtt) for t, rtt in series]))
