@@ -11,7 +11,7 @@ import time
 from .scenario import ACCESS_RATE_BPS
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
-# (udp.py also counts datagrams for the error-rate test.)
+# (udp.py also counts datagrams and names the missing ones: burst-loss test.)
 RTT_TOLERANCE = 0.02
 RATE_TOLERANCE = 0.10
 NSTAT_KEYS = ("TcpExtTCPFastRetrans", "TcpExtTCPTimeouts",
@@ -64,11 +64,14 @@ def link_bytes(topo, ns, dev):
                             % dev]).stdout)
 
 
-def wait_listening(topo, ns, port, timeout=20):
-    """iperf3 -s takes a while to start on a loaded emulated machine."""
+def wait_listening(topo, ns, port, timeout=20, udp=False):
+    """iperf3 -s (or a UDP receiver) takes a while to start on a loaded
+    emulated machine."""
     deadline = time.monotonic() + timeout
+    kind = "u" if udp else "t"
     while time.monotonic() < deadline:
-        out = topo.ex(ns, ["ss", "-Hltn", "sport", "= :%d" % port]).stdout
+        out = topo.ex(ns, ["ss", "-Hl%sn" % kind, "sport",
+                           "= :%d" % port]).stdout
         if out.strip():
             return
         time.sleep(0.1)

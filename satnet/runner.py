@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The one runner: a point is a fresh topology, a self-check, one iperf3
 flow per sender/receiver pair (all started together), probes beside them,
-and a record.  Several points run at once, each in its own namespaces.
+the scenario's schedule of path changes applied while they run, and a
+record.  Several points run at once, each in its own namespaces.
 
 Module parameters are global to the kernel, so two points whose variants
 need different values of one parameter never run at the same time
@@ -149,13 +150,14 @@ def _flow(topo, i, barrier, cc, duration):
             "intervals": measure.intervals(res), "ss": rows}
 
 
-def together(fn, jobs, timeout=900):
+def together(fn, jobs, timeout=900, action=None):
     """fn(i, barrier, **job) for every job, each in its own thread; the
-    barrier lets them start together.  Results in job order; the first
-    error is raised, after aborting the barrier so that no thread waits
-    for a party that failed."""
+    barrier lets them start together, and calls action() (if any) as they
+    pass it.  Results in job order; the first error is raised, after
+    aborting the barrier so that no thread waits for a party that
+    failed."""
     out, errs = [None] * len(jobs), []
-    barrier = threading.Barrier(len(jobs), timeout=timeout)
+    barrier = threading.Barrier(len(jobs), action=action, timeout=timeout)
 
     def work(i, kw):
         try:
@@ -173,6 +175,63 @@ def together(fn, jobs, timeout=900):
     if errs:
         raise errs[0]
     return out
+
+
+class ScheduleError(RuntimeError):
+    pass
+
+
+class PathSchedule(threading.Thread):
+    """Applies a scenario's schedule while the flows run: each step
+    (t, namespace, tc lines) at t seconds after start(), through
+    apply(namespace, lines), which raises when tc fails.  Every step
+    applied is logged (when due, begun and done, namespace, commands,
+    result);
+    a failed one ends the schedule, and result() raises it.  Used as a
+    context manager, it stops on exit, so a run that ends or fails early
+    leaves no change pending.  clock and wait (wait(seconds) returns True
+    once stopped) are injectable for tests."""
+
+    def __init__(self, steps, apply, clock=time.monotonic, wait=None):
+        super().__init__(daemon=True)
+        self.steps, self.apply, self.clock = steps, apply, clock
+        self.stopped = threading.Event()
+        self.wait = wait or self.stopped.wait
+        self.log = []
+
+    def run(self):
+        t0 = self.clock()
+        for due, ns, lines in self.steps:
+            if self.wait(max(0.0, t0 + due - self.clock())):
+                return
+            entry = {"due_s": due, "t_s": round(self.clock() - t0, 3),
+                     "ns": ns, "commands": lines, "result": "ok"}
+            self.log.append(entry)
+            try:
+                self.apply(ns, lines)
+            except Exception as e:          # result() raises it
+                entry["result"] = "failed: %s" % e
+                return
+            finally:
+                entry["end_s"] = round(self.clock() - t0, 3)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stopped.set()
+        if self.ident is not None:          # started
+            self.join()
+
+    def result(self):
+        """The steps applied, or ScheduleError when one failed."""
+        for e in self.log:
+            if e["result"] != "ok":
+                raise ScheduleError("path change due at %.3f s (started at "
+                                    "%.3f s) in %s %s" %
+                                    (e["due_s"], e["t_s"], e["ns"],
+                                     e["result"]))
+        return self.log
 
 
 def read_back(topo, keys):
@@ -200,9 +259,12 @@ def measure_point(pt, topo, check):
     variants = pt.exp.flows(pt.variant)
     ccs = [pt.exp.catalogue[v].cc for v in variants]
     before = snapshot(topo)
-    flows = together(lambda i, barrier, cc: _flow(topo, i, barrier, cc,
-                                                  pt.duration),
-                     [{"cc": cc} for cc in ccs])
+    with PathSchedule(topo.schedule_steps(pt.duration),
+                      topo.tc_batch) as schedule:
+        flows = together(lambda i, barrier, cc: _flow(topo, i, barrier, cc,
+                                                      pt.duration),
+                         [{"cc": cc} for cc in ccs], action=schedule.start)
+    applied = schedule.result()
     after = snapshot(topo)
     for i, (f, v) in enumerate(zip(flows, variants)):
         f["variant"] = v
@@ -222,6 +284,7 @@ def measure_point(pt, topo, check):
             "proc_receiver": record.diff_counters(before["proc_rcv"],
                                                   after["proc_rcv"])},
         "selfcheck": check,
+        "schedule": applied,
     }
 
 

@@ -13,9 +13,11 @@ Where each impairment sits (one stage per effect, docs/testbed.md):
   R2/r*                        forward satellite stage: netem delay P + 1 ms
                                (the far access link's delay; its 10 Mbit/s
                                never binds behind the bottleneck), corrupt
-                               PER, and the reordering bands
-  R2/b                         return satellite stage: delay, ACK errors,
-                               ACK reordering
+                               PER, loss (random or Gilbert-Elliott), and
+                               the reordering bands
+  R2/b                         return satellite stage: delay, ACK errors
+                               and loss, ACK reordering
+  (a scenario's [schedule] changes both stages while the flows run)
 
 Addresses: snd i 10.1.i.1/24, R1 10.1.i.254; R1 10.0.0.1/30 - R2 10.0.0.2;
 rcv i 10.2.i.1/24, R2 10.2.i.254.
@@ -40,7 +42,7 @@ import time
 
 from . import dist
 from .paths import TOP
-from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS
+from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 TC_LIB = os.path.join(TOP, "build", "tclib")
 _counter = itertools.count()
@@ -131,7 +133,10 @@ def netem_args(direction, extra_ms=0.0):
     args = ["delay", "%.3fms" % (direction.delay_ms + extra_ms)]
     if direction.per > 0:
         args += ["corrupt", "%.6f%%" % (direction.per * 100)]
-    if direction.loss > 0:
+    if direction.gemodel:
+        args += ["loss", "gemodel"] + ["%.6f%%" % direction.gemodel[k]
+                                       for k in GE_KEYS]
+    elif direction.loss > 0:
         args += ["loss", "random", "%.6f%%" % (direction.loss * 100)]
     return args
 
@@ -319,11 +324,7 @@ class Topology:
               for i in range(self.sc.pairs)]
         r1 += self.bottleneck_lines("b")
         self.tc_batch(self.r1, r1)
-        r2 = self.satellite_lines("b", self.sc.ack, 0.0)
-        for i in range(self.sc.pairs):
-            r2 += self.satellite_lines("r%d" % i, self.sc.fwd,
-                                       ACCESS_DELAY_MS)
-        self.tc_batch(self.r2, r2)
+        self.tc_batch(self.r2, self.satellite_stages(self.sc.fwd, self.sc.ack))
 
     def bottleneck_lines(self, dev):
         sc = self.sc
@@ -372,23 +373,49 @@ class Topology:
                  red["max"] * pkt, pkt, self.red_burst(),
                  red["probability"], self.sc.rate_bps))
 
-    def satellite_lines(self, dev, direction, extra_ms):
+    def satellite_stages(self, fwd, ack, verb="add"):
+        """R2's satellite stages: the return path on b, the forward path
+        on every r<i>.  verb "change" gives the lines that move existing
+        stages to other directions (the schedule): only their netem
+        qdiscs, each with every option, since `tc qdisc change` resets
+        what a netem line leaves out."""
+        lines = self.satellite_lines("b", ack, 0.0, verb)
+        for i in range(self.sc.pairs):
+            lines += self.satellite_lines("r%d" % i, fwd, ACCESS_DELAY_MS,
+                                          verb)
+        return lines
+
+    def satellite_lines(self, dev, direction, extra_ms, verb="add"):
         """One satellite stage; reordering as two prio bands, the second
         taking a random fraction of IPv4 packets (meta random, 32-bit)."""
         limit = " limit %d" % self.sc.netem_limit(direction)
         base = " ".join(netem_args(direction, extra_ms)) + limit
         if not direction.reorder.active:
-            return ["qdisc add dev %s root netem %s" % (dev, base)]
+            return ["qdisc %s dev %s root netem %s" % (verb, dev, base)]
         late = " ".join(reorder_band_args(direction, extra_ms)) + limit
+        bands = [
+            "qdisc %s dev %s parent 1:1 handle 10: netem %s" %
+            (verb, dev, base),
+            "qdisc %s dev %s parent 1:2 handle 20: netem %s" %
+            (verb, dev, late)]
+        if verb == "change":
+            return bands
         thresh = int(direction.reorder.fraction * 0xffffffff)
         return [
             "qdisc add dev %s root handle 1: prio bands 2 priomap "
-            "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" % dev,
-            "qdisc add dev %s parent 1:1 handle 10: netem %s" % (dev, base),
-            "qdisc add dev %s parent 1:2 handle 20: netem %s" % (dev, late),
+            "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" % dev] + bands + [
             "filter add dev %s parent 1: protocol ip prio 1 basic match "
-            "'meta(random mask 0xffffffff lt %d)' flowid 1:2" % (dev, thresh),
-        ]
+            "'meta(random mask 0xffffffff lt %d)' flowid 1:2" % (dev, thresh)]
+
+    def schedule_steps(self, duration_s):
+        """The scenario's schedule as (t, namespace, tc lines) steps, t in
+        seconds from the flows' start; none without a schedule."""
+        sc = self.sc
+        if not sc.schedule:
+            return []
+        return [(t, self.r2, self.satellite_stages(fwd, ack, "change"))
+                for t, fwd, ack in sc.schedule.events(duration_s, sc.fwd,
+                                                      sc.ack)]
 
     # -- teardown ---------------------------------------------------------
     def epdn_domain(self, r2=True):

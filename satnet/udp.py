@@ -2,7 +2,9 @@
 """Paced UDP sender and counting receiver for the testbed's checks.
 
   udp.py send DST RATE_BPS SECONDS [SIZE]   numbered datagrams at a rate
-  udp.py recv PORT SECONDS                  prints '<distinct> <max_seq+1>'
+  udp.py recv PORT SECONDS                  prints '<distinct> <max_seq+1>',
+                                            then the missing numbers below
+                                            max_seq+1 on one line
 """
 
 import socket
@@ -51,6 +53,7 @@ def recv(port, seconds):
         seen.add(seq)
         top = max(top, seq + 1)
     print(len(seen), top)
+    print(" ".join(str(i) for i in range(top) if i not in seen))
 
 
 if __name__ == "__main__":
