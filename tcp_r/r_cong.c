@@ -21,11 +21,14 @@
  * Modified fast recovery.  The stack enters Recovery with the ssthresh
  * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
  * the recovery begins on the modified path, set_state() replaces the
- * ssthresh by the cwnd before the loss: PRR then only conserves packets
- * and lets the window grow back, and the end of recovery sets cwnd to the
- * old cwnd.  The stack leaves Recovery (set_state) before it sets cwnd to
+ * ssthresh by the cwnd before the loss, and every ACK of the recovery
+ * raises it as Reno raises cwnd outside one (r_grow()): PRR makes cwnd
+ * follow it, and the end of recovery sets cwnd to it.  Without that the
+ * window would stand still for the whole recovery, and a path that
+ * corrupts a segment every few RTTs is in recovery most of the time.
+ * The stack leaves Recovery (set_state) before it sets cwnd to
  * ssthresh, so the ssthresh before the loss is given back only after
- * that, on CA_EVENT_COMPLETE_CWR: cwnd never exceeds the old cwnd.  The
+ * that, on CA_EVENT_COMPLETE_CWR.  The
  * stack queued an ECN CWR when the recovery began; a modified recovery
  * reduces nothing, so the CWR is withdrawn.  An ECE or a dupACK without
  * the bit during the recovery halves ssthresh from the old cwnd and
@@ -69,6 +72,7 @@ struct r {
 	struct r_sender core;
 	u32 ssthresh_before;	/* snd_ssthresh when ssthresh() was asked */
 	u32 giveback;		/* ssthresh to give back at COMPLETE_CWR */
+	u32 delivered;		/* tp->delivered at the last ACK */
 	u32 hole_sent;		/* low bits of the hole's last send time */
 	u8 hole_sends;		/* its sends seen since the recovery began */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
@@ -92,6 +96,7 @@ static void r_init(struct sock *sk)
 	r_sender_init(&ca->core);
 	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
 	ca->giveback = 0;
+	ca->delivered = 0;
 	ca->hole_sent = 0;
 	ca->hole_sends = 0;
 	ca->rack_steps = 0;
@@ -206,6 +211,25 @@ static void r_rack_steer(struct sock *sk, u8 state)
 	ca->flags |= R_M_STEPS;
 }
 
+/*
+ * A modified recovery's window, in ssthresh, grows with what was delivered
+ * since the last ACK (SACKed on this one, cumulatively ACKed on the last:
+ * this hook runs in between).
+ */
+static void r_grow_window(struct sock *sk, u8 state)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 acked = tp->delivered - ca->delivered;
+
+	ca->delivered = tp->delivered;
+	if (!(ca->core.flags & R_F_MOD) || state != TCP_CA_Recovery ||
+	    !tcp_is_cwnd_limited(sk))
+		return;
+	tp->snd_ssthresh = min(r_grow(&ca->core, tp->snd_ssthresh, acked),
+			       tp->snd_cwnd_clamp);
+}
+
 /* Runs after SACK processing and before loss detection of this ACK. */
 static void r_in_ack_event(struct sock *sk, u32 flags)
 {
@@ -224,6 +248,7 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 		tp->snd_ssthresh = r_halve(tp->prior_cwnd);
 		r_ecn_cwr(sk, true);
 	}
+	r_grow_window(sk, state);
 
 	tp->reordering = R_DUPTHRESH;
 	r_rack_steer(sk, state);

@@ -109,7 +109,38 @@ bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 	s->last_seq = a->snd_una;
 	s->last_ms = a->now_ms;
 	s->saved_ssthresh = ssthresh_before;
+	s->grow_cnt = 0;
 	return true;
+}
+
+/*
+ * The window @wnd of a running modified recovery after @acked more
+ * segments were delivered, grown as tcp_reno_cong_avoid() grows cwnd
+ * outside a recovery: slow start up to the ssthresh before the loss, then
+ * one segment per window.  The seed bypasses the reduction of fast
+ * recovery; Linux's recovery would also stop the growth, for one RTT at
+ * least, and a path with a corrupted segment every few RTTs spends most
+ * of its time there.
+ */
+u32 r_grow(struct r_sender *s, u32 wnd, u32 acked)
+{
+	u32 step;
+
+	if (wnd < s->saved_ssthresh) {
+		step = s->saved_ssthresh - wnd;
+		step = acked < step ? acked : step;
+		wnd += step;
+		acked -= step;
+	}
+	if (!wnd)
+		wnd = 1;
+	s->grow_cnt += acked;
+	if (s->grow_cnt >= wnd) {
+		step = s->grow_cnt / wnd;
+		s->grow_cnt -= step * wnd;
+		wnd += step;
+	}
+	return wnd;
 }
 
 /*

@@ -20,6 +20,11 @@
  *   REPEAT    the same segment took the modified path less than one RTT
  *             ago: halve ("retransmitted only once in a RTT").
  *
+ * During a modified recovery the window goes on growing as Reno's does
+ * outside one (r_grow()): the caller holds it in ssthresh, the target of
+ * Linux's recovery (PRR), and gives the ssthresh before the loss back at
+ * its end.
+ *
  * A modified recovery turns standard (halves) as soon as an ECE or a
  * dupACK without the bit arrives before it ends, the hole has to be
  * retransmitted a second time, or the retransmission timer fires.
@@ -65,12 +70,13 @@ struct r_ack {
 #define R_F_MOD			0x02	/* a modified recovery is running */
 #define R_F_LAST		0x04	/* last_seq/last_ms are valid */
 
-/* Per connection: 40 bytes. */
+/* Per connection: 44 bytes. */
 struct r_sender {
 	u32 last_ece_ms;
 	u32 last_seq;		/* hole of the last modified recovery */
 	u32 last_ms;
 	u32 saved_ssthresh;	/* ssthresh before the modified recovery */
+	u32 grow_cnt;		/* segments delivered toward the next +1 */
 	u32 paths[R_PATH_MAX];	/* recoveries begun on each path */
 	u32 turned;		/* modified recoveries that turned standard */
 	u8 verdict;		/* enum r_path if a recovery began now */
@@ -92,6 +98,7 @@ enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		       const struct r_ack *a);
 bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 		       u32 ssthresh_before);
+u32 r_grow(struct r_sender *s, u32 wnd, u32 acked);
 u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 prior_cwnd);
 u32 r_giveback(u32 saved, u32 ssthresh, bool undone);
 u32 r_halve(u32 cwnd);

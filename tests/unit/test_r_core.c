@@ -281,6 +281,44 @@ static void test_giveback(void)
 	CHECK_EQ(r_giveback(60, 40, true), 60);
 }
 
+/* The window of a modified recovery grows as Reno's outside one. */
+static void test_grow_avoidance(void)
+{
+	struct r_sender s;
+	struct r_ack a = hole(1000, 5000, 3, 0);
+	u32 w = 40, i;
+
+	r_sender_init(&s);
+	r_on_ack(&s, &dflt, &a);
+	CHECK(r_recovery_begins(&s, &a, 20));	/* cwnd 40 above ssthresh 20 */
+	CHECK_EQ(r_grow(&s, w, 39), 40);		/* one short of a window */
+	CHECK_EQ(r_grow(&s, w, 1), 41);
+	CHECK_EQ(s.grow_cnt, 0);
+	w = 41;
+	for (i = 0; i < 41 + 42 + 43; i++)		/* three windows, ACK by ACK */
+		w = r_grow(&s, w, 1);
+	CHECK_EQ(w, 44);
+	CHECK_EQ(s.grow_cnt, 0);
+	CHECK_EQ(r_grow(&s, 25, 55), 27);		/* two steps at once */
+	CHECK_EQ(s.grow_cnt, 5);
+}
+
+static void test_grow_slow_start(void)
+{
+	struct r_sender s;
+	struct r_ack a = hole(1000, 5000, 3, 0);
+
+	r_sender_init(&s);
+	r_on_ack(&s, &dflt, &a);
+	CHECK(r_recovery_begins(&s, &a, 64));	/* cwnd below ssthresh 64 */
+	CHECK_EQ(r_grow(&s, 20, 10), 30);		/* one per segment */
+	CHECK_EQ(r_grow(&s, 60, 10), 64);		/* up to 64, 6 left over */
+	CHECK_EQ(s.grow_cnt, 6);
+	CHECK_EQ(r_grow(&s, 64, 58), 65);		/* then avoidance */
+	CHECK_EQ(s.grow_cnt, 0);
+	CHECK_EQ(r_grow(&s, 0, 0), 1);		/* never a zero window */
+}
+
 static void test_wraparound(void)
 {
 	struct r_sender s;
@@ -349,6 +387,8 @@ int main(void)
 	RUN(test_resent_turns_standard);
 	RUN(test_timeout_halves);
 	RUN(test_giveback);
+	RUN(test_grow_avoidance);
+	RUN(test_grow_slow_start);
 	RUN(test_wraparound);
 	RUN(test_story);
 	return unit_report("test_r_core");

@@ -3,11 +3,13 @@ duplicate ACKs received have their drop-negative bit set and the ECE bit
 is set to zero ... the sender ... retransmits the packet immediately.  The
 procedure of reducing the ssthresh and the cwnd in the fast recovery
 procedure are bypassed."  Three marked dupACKs and no ECE give exactly one
-retransmission, and when the recovery ends cwnd and ssthresh are what they
-were before it: in particular cwnd does not jump to the ssthresh left by
-an earlier timeout (the stack leaves Recovery before it sets cwnd to
-ssthresh, so r gives ssthresh back only after that).  Under classic
-dupthresh and under RACK."""
+retransmission.  The window is not cut, and it goes on growing through the
+recovery as Reno's grows outside one (here in slow start: one segment per
+segment delivered); when the recovery ends ssthresh is what it was before
+it, and cwnd is the window grown, not the ssthresh left by an earlier
+timeout (the stack leaves Recovery before it sets cwnd to ssthresh, so r
+gives ssthresh back only after that).  Under classic dupthresh and under
+RACK."""
 
 import rflow
 
@@ -30,13 +32,20 @@ def modified(t, rec):
     more = rflow.sack_rest(t, c, hole, end)
     t.check(rflow.retransmissions(c, more, hole) == 0,
             "no second retransmission")
+    # Delivered in the recovery, after the third dupACK: what the last
+    # dupACK SACKed (the hole's own ACK comes after the recovery ends).
+    grown = rflow.reno_grow(before.snd_cwnd, before.snd_ssthresh,
+                            (end - hole) // rflow.MSS - 4)
+    t.check(c.info().snd_ssthresh == grown,
+            "the window grew in the recovery: %d -> %d" %
+            (before.snd_cwnd, grown))
     i = rflow.close_hole(t, c, end)
     t.check(i.ca_state == t.OPEN, "Recovery over")
     t.check(i.snd_ssthresh == before.snd_ssthresh,
             "ssthresh unchanged (%d)" % before.snd_ssthresh)
-    t.check(before.snd_cwnd <= i.snd_cwnd <= before.snd_cwnd + 1,
-            "cwnd unchanged (%d), +1 at most from this ACK, no jump to "
-            "ssthresh" % before.snd_cwnd)
+    t.check(grown <= i.snd_cwnd <= grown + 1,
+            "cwnd %d, +1 at most from this ACK, no jump to ssthresh" %
+            grown)
     t.check(i.total_retrans == before.total_retrans + 1,
             "one retransmission in the recovery")
 

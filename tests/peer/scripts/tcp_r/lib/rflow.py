@@ -21,6 +21,15 @@ def halved(cwnd):
     return max(cwnd // 2, 2)
 
 
+def reno_grow(cwnd, ssthresh, acked):
+    """cwnd after one ACK that delivered @acked segments, as
+    tcp_reno_cong_avoid() grows it from @cwnd with nothing owed: slow
+    start up to @ssthresh, then one segment per window."""
+    step = min(acked, max(ssthresh - cwnd, 0))
+    cwnd, acked = cwnd + step, acked - step
+    return cwnd + acked // cwnd
+
+
 def cwr_sent(segs):
     return [s for s in segs if s.flags & 0x80]
 
