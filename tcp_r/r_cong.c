@@ -67,6 +67,11 @@ module_param(rack_steer, bool, 0644);
 MODULE_PARM_DESC(rack_steer,
 		 "With RACK on, retransmit at the third dupACK (default 1; 0 leaves the timing to RACK)");
 
+static unsigned int rtt0_ms __read_mostly;
+module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
+MODULE_PARM_DESC(rtt0_ms,
+		 "Window growth compensated for the RTT as TCP Hybla's, with this RTT0 in ms, also in a modified recovery (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
+
 struct r {
 	struct rn_latch latch;	/* first: tcp_rn's hook fills it */
 	struct r_sender core;
@@ -107,6 +112,12 @@ static void r_init(struct sock *sk)
 static void r_release(struct sock *sk)
 {
 	rn_latch_close(sk);
+}
+
+/* Reno's growth, or with rtt0_ms Hybla's. */
+static void r_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+{
+	rn_grow_cwnd(sk, ack, acked, rn_rho8(sk, READ_ONCE(rtt0_ms)));
 }
 
 /*
@@ -226,7 +237,8 @@ static void r_grow_window(struct sock *sk, u8 state)
 	if (!(ca->core.flags & R_F_MOD) || state != TCP_CA_Recovery ||
 	    !tcp_is_cwnd_limited(sk))
 		return;
-	tp->snd_ssthresh = min(r_grow(&ca->core, tp->snd_ssthresh, acked),
+	tp->snd_ssthresh = min(r_grow(&ca->core, tp->snd_ssthresh, acked,
+				      rn_rho8(sk, READ_ONCE(rtt0_ms))),
 			       tp->snd_cwnd_clamp);
 }
 
@@ -341,7 +353,7 @@ static struct tcp_congestion_ops tcp_r __read_mostly = {
 	.init		= r_init,
 	.release	= r_release,
 	.ssthresh	= r_ssthresh,
-	.cong_avoid	= tcp_reno_cong_avoid,
+	.cong_avoid	= r_cong_avoid,
 	.undo_cwnd	= tcp_reno_undo_cwnd,
 	.set_state	= r_set_state,
 	.cwnd_event	= r_cwnd_event,

@@ -19,6 +19,7 @@
 #include <string.h>
 #endif
 #include <satnet/r_core.h>
+#include <satnet/grow.h>
 
 void r_sender_init(struct r_sender *s)
 {
@@ -115,32 +116,16 @@ bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 
 /*
  * The window @wnd of a running modified recovery after @acked more
- * segments were delivered, grown as tcp_reno_cong_avoid() grows cwnd
- * outside a recovery: slow start up to the ssthresh before the loss, then
- * one segment per window.  The seed bypasses the reduction of fast
- * recovery; Linux's recovery would also stop the growth, for one RTT at
- * least, and a path with a corrupted segment every few RTTs spends most
- * of its time there.
+ * segments were delivered, grown as cwnd grows outside a recovery (Reno's
+ * rule, or with @rho8 Hybla's: include/satnet/grow.h) from the ssthresh
+ * before the loss.  The seed bypasses the reduction of fast recovery;
+ * Linux's recovery would also stop the growth, for one RTT at least, and
+ * a path with a corrupted segment every few RTTs spends most of its time
+ * there.
  */
-u32 r_grow(struct r_sender *s, u32 wnd, u32 acked)
+u32 r_grow(struct r_sender *s, u32 wnd, u32 acked, u32 rho8)
 {
-	u32 step;
-
-	if (wnd < s->saved_ssthresh) {
-		step = s->saved_ssthresh - wnd;
-		step = acked < step ? acked : step;
-		wnd += step;
-		acked -= step;
-	}
-	if (!wnd)
-		wnd = 1;
-	s->grow_cnt += acked;
-	if (s->grow_cnt >= wnd) {
-		step = s->grow_cnt / wnd;
-		s->grow_cnt -= step * wnd;
-		wnd += step;
-	}
-	return wnd;
+	return sat_grow(&s->grow_cnt, wnd, s->saved_ssthresh, acked, rho8);
 }
 
 /*

@@ -73,6 +73,7 @@
 #include <satnet/rn_sender_core.h>
 #include <satnet/rn_latch_api.h>
 #include <satnet/cc_info.h>
+#include <satnet/grow.h>
 
 static unsigned int c_permille __read_mostly = RN_C_PERMILLE;
 module_param(c_permille, uint, 0644);
@@ -137,6 +138,22 @@ static const struct kernel_param_ops rn_ack_order_ops = {
 module_param_cb(ack_order_ok, &rn_ack_order_ops, &ack_order_ok, 0644);
 MODULE_PARM_DESC(ack_order_ok,
 		 "1: in_ack_event follows tcp_clean_rtx_queue (v6.14+, 6.1.141+), RACK steering works; 0: it does not, or was seen not to: rack_steer is ignored and RACK decides alone (0 can be written, 1 only on such kernels)");
+
+static int rn_rtt0_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, SAT_RTT0_MS_MAX);
+}
+
+const struct kernel_param_ops rn_rtt0_ops = {
+	.set	= rn_rtt0_set,
+	.get	= param_get_uint,
+};
+EXPORT_SYMBOL_GPL(rn_rtt0_ops);
+
+static unsigned int rtt0_ms __read_mostly;
+module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
+MODULE_PARM_DESC(rtt0_ms,
+		 "Window growth compensated for the RTT as TCP Hybla's, with this RTT0 in ms (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
 
 static unsigned int ece_rtts __read_mostly = 1;
 module_param(ece_rtts, uint, 0644);
@@ -252,6 +269,29 @@ static void rn_params(const struct sock *sk, struct rn_params *p)
 	p->ece_rtts = clamp_t(u32, READ_ONCE(ece_rtts), 1, RN_ECE_RTTS_MAX);
 	p->lt_ext = READ_ONCE(lt_ext);
 }
+
+u32 rn_rho8(const struct sock *sk, unsigned int rtt0_ms)
+{
+	return sat_rho8(tcp_sk(sk)->srtt_us, rtt0_ms);
+}
+EXPORT_SYMBOL_GPL(rn_rho8);
+
+void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 cwnd;
+
+	if (!rho8) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	cwnd = sat_grow(&tp->snd_cwnd_cnt, tcp_snd_cwnd(tp),
+			tp->snd_ssthresh, acked, rho8);
+	tcp_snd_cwnd_set(tp, min(cwnd, tp->snd_cwnd_clamp));
+}
+EXPORT_SYMBOL_GPL(rn_grow_cwnd);
 
 bool rn_is_rack(const struct sock *sk)
 {
@@ -767,18 +807,22 @@ static u32 rn_ssthresh(struct sock *sk)
 	return tcp_reno_ssthresh(sk);
 }
 
-/* Reno; while the cap holds cwnd down, Reno grows the real cwnd. */
+/*
+ * Reno, or with rtt0_ms Hybla's growth; while the cap holds cwnd down, the
+ * real cwnd grows.
+ */
 static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
 	struct rn *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
+	u32 rho8 = rn_rho8(sk, READ_ONCE(rtt0_ms));
 
 	if (!(ca->core.flags & RN_F_LT)) {
-		tcp_reno_cong_avoid(sk, ack, acked);
+		rn_grow_cwnd(sk, ack, acked, rho8);
 		return;
 	}
 	tcp_snd_cwnd_set(tp, ca->core.lt_cwnd);
-	tcp_reno_cong_avoid(sk, ack, acked);
+	rn_grow_cwnd(sk, ack, acked, rho8);
 	ca->core.lt_cwnd = tcp_snd_cwnd(tp);
 	tcp_snd_cwnd_set(tp, rn_lt_cap(&ca->core, tp->sacked_out));
 }

@@ -11,7 +11,10 @@
  * way.  The symbol dependency keeps tcp_rn.ko loaded while a client is.
  *
  * The RACK helpers let a client impose a classic duplicate-ACK threshold
- * while RACK (net.ipv4.tcp_recovery & 1) does loss detection.
+ * while RACK (net.ipv4.tcp_recovery & 1) does loss detection.  The growth
+ * helpers give rn and r the same window growth: Reno's, or Hybla's
+ * RTT-compensated one (include/satnet/grow.h) behind a module parameter
+ * "rtt0_ms" of each.
  */
 #ifndef SATNET_RN_LATCH_API_H
 #define SATNET_RN_LATCH_API_H
@@ -39,5 +42,12 @@ bool rn_rack_hold(struct sock *sk);
  */
 u8 rn_rack_fire(struct sock *sk);
 void rn_rack_restore(struct sock *sk, u8 steps);
+
+/* An rtt0_ms parameter: 0 (Reno's growth) to SAT_RTT0_MS_MAX. */
+extern const struct kernel_param_ops rn_rtt0_ops;
+/* rho << 3 of the socket's smoothed RTT for @rtt0_ms; 0 when it is 0. */
+u32 rn_rho8(const struct sock *sk, unsigned int rtt0_ms);
+/* cong_avoid(): Reno's (@rho8 0), or Hybla's growth. */
+void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8);
 
 #endif /* SATNET_RN_LATCH_API_H */

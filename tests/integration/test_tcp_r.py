@@ -216,6 +216,27 @@ def test_module_parameters_clamped():
     assert e.value.errno == errno.EINVAL
 
 
+@pytest.mark.parametrize("mod", ["tcp_r", "tcp_rn"])
+def test_rtt0_ms_bounded(mod):
+    """rtt0_ms takes 0 (off) to 1000; anything else is refused and
+    changes nothing."""
+    p = "/sys/module/%s/parameters/rtt0_ms" % mod
+    assert open(p).read().strip() == "0"
+    try:
+        for bad in ("1001", "-1", "4294967296", "x"):
+            with pytest.raises(OSError) as e:
+                with open(p, "w") as f:
+                    f.write(bad)
+            assert e.value.errno in (errno.EINVAL, errno.ERANGE), bad
+        for good in ("1000", "25"):
+            with open(p, "w") as f:
+                f.write(good)
+            assert open(p).read().strip() == good
+    finally:
+        with open(p, "w") as f:
+            f.write("0")
+
+
 # ---- corruption: the modified fast recovery ---------------------------------
 
 def test_corruption_r_keeps_cwnd_and_beats_reno():

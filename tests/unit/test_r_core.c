@@ -291,15 +291,15 @@ static void test_grow_avoidance(void)
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
 	CHECK(r_recovery_begins(&s, &a, 20));	/* cwnd 40 above ssthresh 20 */
-	CHECK_EQ(r_grow(&s, w, 39), 40);		/* one short of a window */
-	CHECK_EQ(r_grow(&s, w, 1), 41);
+	CHECK_EQ(r_grow(&s, w, 39, 0), 40);		/* one short of a window */
+	CHECK_EQ(r_grow(&s, w, 1, 0), 41);
 	CHECK_EQ(s.grow_cnt, 0);
 	w = 41;
 	for (i = 0; i < 41 + 42 + 43; i++)		/* three windows, ACK by ACK */
-		w = r_grow(&s, w, 1);
+		w = r_grow(&s, w, 1, 0);
 	CHECK_EQ(w, 44);
 	CHECK_EQ(s.grow_cnt, 0);
-	CHECK_EQ(r_grow(&s, 25, 55), 27);		/* two steps at once */
+	CHECK_EQ(r_grow(&s, 25, 55, 0), 27);		/* two steps at once */
 	CHECK_EQ(s.grow_cnt, 5);
 }
 
@@ -311,12 +311,12 @@ static void test_grow_slow_start(void)
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
 	CHECK(r_recovery_begins(&s, &a, 64));	/* cwnd below ssthresh 64 */
-	CHECK_EQ(r_grow(&s, 20, 10), 30);		/* one per segment */
-	CHECK_EQ(r_grow(&s, 60, 10), 64);		/* up to 64, 6 left over */
+	CHECK_EQ(r_grow(&s, 20, 10, 0), 30);		/* one per segment */
+	CHECK_EQ(r_grow(&s, 60, 10, 0), 64);		/* up to 64, 6 left over */
 	CHECK_EQ(s.grow_cnt, 6);
-	CHECK_EQ(r_grow(&s, 64, 58), 65);		/* then avoidance */
+	CHECK_EQ(r_grow(&s, 64, 58, 0), 65);		/* then avoidance */
 	CHECK_EQ(s.grow_cnt, 0);
-	CHECK_EQ(r_grow(&s, 0, 0), 1);		/* never a zero window */
+	CHECK_EQ(r_grow(&s, 0, 0, 0), 1);		/* never a zero window */
 }
 
 static void test_wraparound(void)

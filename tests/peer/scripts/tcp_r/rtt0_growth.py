@@ -1,0 +1,67 @@
+"""TCP-R's optional RTT-compensated growth (module parameter rtt0_ms, off by
+default): TCP Hybla's rules (Caini and Firrincieli 2004).  With
+rho = srtt / rtt0, at least 1, slow start adds 2^rho - 1 segments per
+segment delivered and stops at ssthresh; congestion avoidance adds
+rho^2 / cwnd per segment, in Hybla's 1/128 steps.  With rtt0_ms 0 the
+same ACKs grow cwnd as Reno does."""
+
+import rflow
+
+MODULES = rflow.MODULES
+SYSCTL = rflow.SYSCTL
+PARAMS = {"tcp_r": {"rtt0_ms": 0}}
+RTT0_MS = 10
+DELAY = 0.2             # s: the RTT the ACKs make
+
+
+def rho8(rtt_us):
+    """rho << 3 as include/satnet/grow.h computes it from srtt_us (tcp_info
+    gives srtt_us >> 3: the last 3 bits are lost, so one step either way
+    is allowed below)."""
+    return max(8, min(rtt_us * 8 // (RTT0_MS * 1000), 512))
+
+
+def avoidance(cwnd, acked, r8):
+    """cwnd after one ACK for @acked segments, nothing owed before."""
+    return cwnd + acked * (2 * r8 * r8 // cwnd) // 128
+
+
+def to_avoidance(t, c):
+    """From a timeout's ssthresh, one cumulative ACK in slow start; returns
+    tcp_info before and after it."""
+    c.write(400000)
+    c.drain(within=0.2)
+    before = c.info()
+    rflow.ack_all(t, c, DELAY)
+    return before, c.info()
+
+
+def run(t):
+    t.param("tcp_r", "rtt0_ms", RTT0_MS)
+    c = rflow.start(t, 1, initcwnd=40, write=2000)
+    rflow.timeout_first(t, c)
+    before, i = to_avoidance(t, c)
+    t.check(before.snd_cwnd + 2 < before.snd_ssthresh,
+            "slow start below ssthresh %d" % before.snd_ssthresh)
+    t.check(i.snd_cwnd == before.snd_ssthresh,
+            "slow start: 2^rho - 1 per segment, stopped at ssthresh %d"
+            % before.snd_ssthresh)
+    rflow.ack_all(t, c, DELAY)
+    after = c.info()
+    acked = after.delivered - i.delivered
+    r8 = rho8(after.rtt)
+    want = sorted(avoidance(i.snd_cwnd, acked, r)
+                  for r in (max(r8 - 1, 8), r8, min(r8 + 1, 512)))
+    t.check(r8 >= 16 and want[0] <= after.snd_cwnd <= want[-1],
+            "avoidance: cwnd %d + rho^2 / cwnd for each of %d segments "
+            "(rho %.2f): %d..%d" % (i.snd_cwnd, acked, r8 / 8, want[0],
+                                    want[-1]))
+    t.check(after.snd_cwnd > i.snd_cwnd + 1, "more than Reno's +1")
+
+    t.param("tcp_r", "rtt0_ms", 0)
+    c = rflow.start(t, 1, initcwnd=40, write=2000)
+    rflow.timeout_first(t, c)
+    before, i = to_avoidance(t, c)
+    t.check(i.snd_cwnd == min(before.snd_cwnd + i.delivered -
+                              before.delivered, before.snd_ssthresh),
+            "rtt0_ms 0: Reno's slow start, one per segment")
