@@ -108,7 +108,8 @@ def test_mix_points_and_params(tmp_path):
     pts = exp.points("full")
     assert {p.variant for p in pts} == {"mix"}
     assert exp.flows("mix") == ["tcp-r", "tcp-r", "rn-epdnv3"]
-    assert pts[0].params() == {"tcp_rn": {"es": 0}}
+    assert pts[0].params() == {"tcp_rn": {"es": 0, "rtt0_ms": 0},
+                               "tcp_r": {"rtt0_ms": 0}}
     assert exp.scenario_for("mix", {}, 10).pairs == 3
 
 
