@@ -195,11 +195,16 @@ class CaSampler(threading.Thread):
         self.halt = threading.Event()
 
     def run(self):
+        """Samples on a fixed schedule; one that comes a period or more
+        late starts a new schedule from itself, rather than catching up
+        with samples in a burst."""
         t0 = due = time.monotonic()
         while not self.halt.is_set():
             now = time.monotonic()
             self.sample(round(now - t0, 4))
-            due = max(due + self.period, now)
+            due += self.period
+            if due <= now:
+                due = now + self.period
             self.halt.wait(due - time.monotonic())
         self.cpu_s = time.thread_time()
 
