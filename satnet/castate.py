@@ -23,8 +23,8 @@ CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")   # TCP_CA_*
 CA_LABELS = ("Open", "Disorder", "CWR", "Recovery", "Loss")
 # Each sample is a dump of the namespace's TCP sockets: about 0.2 ms of
 # CPU natively, but 2.7 ms of a vCPU under the VM's software emulation,
-# where 20 ms cost 13-17 % of a vCPU per flow; 50 ms is a third of that
-# and still many samples per RTT on the satellite paths.
+# where 20 ms cost 13-17 % of a vCPU per flow and 50 ms 5-7 %, still
+# many samples per RTT on the satellite paths.
 CA_PERIOD = 0.05
 
 NETLINK_SOCK_DIAG = 4
