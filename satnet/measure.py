@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 
+from .castate import CA_PERIOD, CaSampler
 from .scenario import ACCESS_RATE_BPS
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
@@ -216,24 +217,30 @@ class Sampler(threading.Thread):
         self.join()
 
 
-def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True):
+def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
+               ca_period=CA_PERIOD):
     """One flow, pair i: returns iperf3's JSON and the ss time series.
-    With bottleneck, the JSON also holds the bytes the bottleneck sent and
-    the packets it dropped meanwhile (flows alone on the path only)."""
+    The JSON gains "ca": the data flow's time in each congestion-avoidance
+    state, sampled every ca_period s (castate.ca_summary).  With
+    bottleneck, it also holds the bytes the bottleneck sent and the
+    packets it dropped meanwhile (flows alone on the path only)."""
     dst = topo.rcv_addr(i)
     server = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(topo, topo.rcv[i], port)
     if bottleneck:
         sent0, drop0 = bottleneck_stats(topo)
+    castate = CaSampler(topo.snd[i], dst, port, ca_period)
     sampler = Sampler(topo, topo.snd[i], dst)
     sampler.start()
+    castate.start()
     try:
         r = topo.ex(topo.snd[i], ["iperf3", "-c", dst, "-p", str(port), "-C",
                                   cc, "-t", str(duration), "-J", "-i", "1",
                                   "--connect-timeout", "30000"],
                     check=False, timeout=duration * 3 + 120)
     finally:
+        castate.finish()
         sampler.finish()
         server.kill()
         server.wait()
@@ -248,6 +255,7 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True):
         sent1, drop1 = bottleneck_stats(topo)
         res["bottleneck_sent_bytes"] = sent1 - sent0
         res["bottleneck_dropped"] = drop1 - drop0
+    res["ca"] = castate.summary(data_flow(castate.rows))
     return res, data_flow(sampler.rows)
 
 

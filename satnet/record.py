@@ -9,10 +9,12 @@ import glob
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
 
+from .castate import CA_STATES
 from .paths import RESULTS_DIR, TOP
 from .topo import OWN_MODULES
 
@@ -86,6 +88,17 @@ def jain(xs):
         else None
 
 
+def ca_share(flows):
+    """Mean share of time in each congestion-avoidance state over the
+    flows that have one (flows[].ca); None when none has (older runs)."""
+    shares = [f["ca"]["share"] for f in flows
+              if (f.get("ca") or {}).get("share")]
+    if not shares:
+        return None
+    return {k: statistics.fmean(s.get(k) or 0.0 for s in shares)
+            for k in CA_STATES}
+
+
 def summarize(rec, rate_bps, mss):
     """The metrics of docs/experiments.md, per variant of the run (each
     flow has its own sender namespace, so its own counters)."""
@@ -101,7 +114,7 @@ def summarize(rec, rate_bps, mss):
                   "retrans_share": rtx / sent if sent else None,
                   "timeouts": sum(f["counters"].get("TcpExtTCPTimeouts", 0)
                                   for f in fs) / len(fs),
-                  "flows": len(fs)}
+                  "flows": len(fs), "ca_share": ca_share(fs)}
     j = jain([f["goodput_bps"] for f in flows])
     for v in out.values():
         v["jain"] = j

@@ -8,6 +8,7 @@ import csv
 import os
 
 from . import stats
+from .castate import CA_STATES, fmt_shares
 from .experiment import load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import load_all as load_records
@@ -20,6 +21,11 @@ VERDICTS = ("holds", "partly holds", "fails", "inconclusive",
 def _metric(rec, variant, metric):
     v = rec["summary"]["variants"].get(variant)
     return v.get(metric) if v else None
+
+
+def _ca_share(rec, variant, state):
+    share = _metric(rec, variant, "ca_share")
+    return share.get(state) if share else None
 
 
 def _counter(rec, variant, name):
@@ -55,6 +61,13 @@ class Results:
         return stats.Estimate([_counter(r, variant, name)
                                for r in self.runs(variant, point)])
 
+    def ca_shares(self, variant, point):
+        """Per congestion-avoidance state, the runs' shares of time in it
+        (runs from before the state was sampled have none)."""
+        runs = self.runs(variant, point)
+        return {k: stats.Estimate([_ca_share(r, variant, k) for r in runs])
+                for k in CA_STATES}
+
     def points(self):
         return self.exp.sweep_points("full")
 
@@ -67,17 +80,23 @@ def table_rows(res):
             if not e.n:
                 continue
             rtx = res.estimate(v, pt, "retrans_share")
+            ca = res.ca_shares(v, pt)
             rows.append({"variant": v, "x": next(iter(pt.values()), ""),
                          "n": e.n, "mean": e.mean, "ci95": e.half,
-                         "retrans_share": rtx.mean})
+                         "retrans_share": rtx.mean,
+                         **{"ca_" + k: c.mean for k, c in ca.items()},
+                         "ca_n": ca["open"].n})
     return rows
+
+
+CSV_COLUMNS = ["variant", "x", "n", "mean", "ci95", "retrans_share"] + \
+    ["ca_" + k for k in CA_STATES]
 
 
 def write_csv(res, path):
     rows = table_rows(res)
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, ["variant", "x", "n", "mean", "ci95",
-                               "retrans_share"])
+        w = csv.DictWriter(f, CSV_COLUMNS, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     return rows
@@ -291,16 +310,27 @@ def experiment_section(res, figdir, mddir):
     plot(res, os.path.join(figdir, exp.name + ".png"))
     rel = os.path.relpath(figdir, mddir)
     out += ["![%s](%s/%s.png)" % (exp.name, rel, exp.name), "",
-            "| variant | %s | n | %s | retransmitted |" %
+            "| variant | %s | n | %s | retransmitted | time in CA state "
+            "(mean of runs) |" %
             (exp.sweep.get("label", exp.sweep["key"]) if exp.sweep else
-             "point", exp.ylabel), "|---|---|---|---|---|"]
+             "point", exp.ylabel), "|---|---|---|---|---|---|"]
     for r in rows:
-        out.append("| %s | %s | %d | %.3g%s | %s |" % (
+        out.append("| %s | %s | %d | %.3g%s | %s | %s |" % (
             r["variant"], r["x"], r["n"], r["mean"],
             " ± %.2g" % r["ci95"] if r["ci95"] is not None else "",
             "%.2f %%" % (100 * r["retrans_share"])
-            if r["retrans_share"] is not None else "–"))
+            if r["retrans_share"] is not None else "–", ca_cell(r)))
     return out + [""]
+
+
+def ca_cell(row):
+    """Open x% / Disorder / CWR / Recovery / Loss of a table row, and the
+    runs behind it where fewer than the row's."""
+    if not row["ca_n"]:
+        return "–"
+    text = fmt_shares({k: row["ca_" + k] for k in CA_STATES})
+    return text if row["ca_n"] == row["n"] else \
+        "%s (n=%d)" % (text, row["ca_n"])
 
 
 def other_records(recs, known):

@@ -147,7 +147,8 @@ def _flow(topo, i, barrier, cc, duration):
     return {"cc": cc, "goodput_bps": measure.goodput_bps(res, duration),
             "bytes": got,
             "retransmits": end["sum_sent"].get("retransmits"),
-            "intervals": measure.intervals(res), "ss": rows}
+            "intervals": measure.intervals(res), "ss": rows,
+            "ca": res["ca"]}
 
 
 def together(fn, jobs, timeout=900, action=None):

@@ -5,6 +5,7 @@ import json
 import sys
 
 from . import record
+from .castate import fmt_shares
 
 COUNTERS = ("TcpOutSegs", "TcpRetransSegs", "TcpExtTCPFastRetrans",
             "TcpExtTCPTimeouts", "TcpExtTCPLossProbes",
@@ -50,6 +51,7 @@ def describe(rec):
             f.get("retransmits"), " ".join(
                 "%s=%s" % (k.replace("TcpExt", ""), c[k])
                 for k in COUNTERS if c.get(k))))
+    out += ca_lines(rec["flows"])
     delta = (rec.get("bottleneck") or {}).get("delta") or {}
     if delta:
         out.append("")
@@ -64,6 +66,26 @@ def describe(rec):
     out.append("summary: " + json.dumps(rec["summary"].get(
         "variants", rec["summary"])))
     return "\n".join(out)
+
+
+def ca_lines(flows):
+    """Each flow's time in each congestion-avoidance state, its entries
+    into Recovery and Loss, and the sampling behind them."""
+    out = []
+    for i, f in enumerate(flows):
+        ca = f.get("ca") or {}
+        if not ca.get("share"):
+            continue
+        if not out:
+            out.append("")
+        out.append("%-4d CA states %s; entries Recovery %d, Loss %d "
+                   "(%d samples over %.1f s, every %.0f ms, asked %.0f, "
+                   "longest gap %.0f ms)" % (
+                       i, fmt_shares(ca["share"]),
+                       ca["entries"]["recovery"], ca["entries"]["loss"],
+                       ca["samples"], ca["span_s"], 1000 * ca["interval_s"],
+                       1000 * ca["period_s"], 1000 * ca["max_gap_s"]))
+    return out
 
 
 def plot(rec, path):

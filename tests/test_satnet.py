@@ -2,6 +2,7 @@
 """Unit tests of satnet: experiment files, the record schema, statistics,
 the report (from records of real runs) and the command line.  No root."""
 
+import csv
 import glob
 import json
 import os
@@ -12,7 +13,7 @@ import sys
 import pytest
 
 from satnet import experiment as xp
-from satnet import record, report, stats
+from satnet import record, report, show, stats
 from satnet.paths import EXPERIMENT_DIR, TOP
 
 FIX = os.path.join(TOP, "tests", "fixtures")
@@ -212,6 +213,15 @@ def test_summarize_per_variant_of_a_mix():
     assert abs(s["jain"] - 16 / 18) < 1e-9
 
 
+def test_ca_share_is_the_mean_over_flows_that_have_one():
+    def flow(recovery):
+        return {"ca": {"share": {"open": 1 - recovery,
+                                 "recovery": recovery}}}
+    assert record.ca_share([flow(0.2), flow(0.4), {}]) == pytest.approx(
+        {"open": 0.7, "disorder": 0, "cwr": 0, "recovery": 0.3, "loss": 0})
+    assert record.ca_share([{}, {"ca": {"samples": 1}}]) is None
+
+
 def test_write_is_atomic_and_loadable(tmp_path):
     rec = fixture_records()[0]
     rec.pop("_path")
@@ -240,13 +250,70 @@ def test_report_from_real_runs(tmp_path):
     assert "Built by `pytest` from 8 stored runs of the experiments" in text
     assert (tmp_path / "results" / "fx-sweep.png").stat().st_size > 1000
     rows = list(open(tmp_path / "results" / "fx-sweep.csv"))
-    assert rows[0].strip() == "variant,x,n,mean,ci95,retrans_share"
+    assert rows[0].strip() == "variant,x,n,mean,ci95,retrans_share," \
+        "ca_open,ca_disorder,ca_cwr,ca_recovery,ca_loss"
     assert len(rows) == 1 + 4 and all(",2," in r for r in rows[1:])
     line = [x for x in text.splitlines() if x.startswith("| fx-ratio")][0]
     assert "n=2/2" in line and "Timeouts" in line
     assert "**not comparable**" in text and "the fixture has no such" in text
     verdicts = [x for x in text.splitlines() if x.startswith("| fx-")]
     assert len(verdicts) == 3
+
+
+CA = {"period_s": 0.02, "samples": 500, "span_s": 10.0,
+      "interval_s": 0.02, "max_gap_s": 0.05,
+      "share": {"open": 0.3, "disorder": 0.05, "cwr": 0.0,
+                "recovery": 0.6, "loss": 0.05},
+      "entries": {"recovery": 7, "loss": 1},
+      "transitions": [[0.0, 0], [1.0, 3]], "dumps": 520, "cpu_s": 0.4,
+      "errors": 0}
+
+
+def with_ca(tmp_path, variant, share_of_rep=lambda rep: {}):
+    """The fixture records, those of @variant given flows[].ca (its
+    share updated by share_of_rep(rep)) and summarised again."""
+    res = tmp_path / "r"
+    shutil.copytree(FIX_RESULTS, res)
+    for path in glob.glob(str(res / "*" / "*" / variant / "*.json")):
+        rec = record.load(path)
+        rec.pop("_path")
+        ca = json.loads(json.dumps(CA))
+        ca["share"].update(share_of_rep(rec["rep"]))
+        rec["flows"][0]["ca"] = ca
+        rec["summary"] = record.summarize(
+            rec, rec["meta"]["scenario"]["rate_bps"], 1448)
+        record.write(rec, path)
+    return str(res)
+
+
+def test_summary_and_report_show_time_in_each_ca_state(tmp_path):
+    """Records with flows[].ca get each state's share per variant, mean
+    over reps, in the report's table and CSV; older records (reno here)
+    show none."""
+    res = with_ca(tmp_path, "tcp-r", lambda rep: {"recovery": 0.6 - 0.2 *
+                                                  rep, "open": 0.3 +
+                                                  0.2 * rep})
+    recs = record.load_all(res, warn=pytest.fail)
+    tcpr = [r for r in recs if r["variant"] == "tcp-r"]
+    assert all(r["summary"]["variants"]["tcp-r"]["ca_share"]["loss"] ==
+               0.05 for r in tcpr)
+    assert all(r["summary"]["variants"]["reno"].get("ca_share") is None
+               for r in recs if r["variant"] == "reno")
+    md = tmp_path / "results.md"
+    report.build(md=str(md), results=res, experiments=FIX_EXP)
+    lines = md.read_text().splitlines()
+    assert "time in CA state (mean of runs)" in "\n".join(lines)
+    row = [x for x in lines if x.startswith("| tcp-r | 0.02 |")][0]
+    assert row.endswith("| Open 40% / Disorder 5% / CWR 0% / "
+                        "Recovery 50% / Loss 5% |"), row
+    row = [x for x in lines if x.startswith("| reno | 0.02 |")][0]
+    assert row.endswith("| – |"), row
+    rows = list(csv.DictReader(open(tmp_path / "results" /
+                                    "fx-sweep.csv")))
+    r = [x for x in rows if x["variant"] == "tcp-r"][0]
+    assert float(r["ca_recovery"]) == pytest.approx(0.5)
+    assert [x["ca_open"] for x in rows if x["variant"] == "reno"] == \
+        ["", ""]
 
 
 def test_report_verdict_follows_the_numbers(tmp_path):
@@ -335,6 +402,18 @@ def test_show_prints_a_run(tmp_path):
     assert os.path.getsize(png) > 1000
     r = satnet("show", str(tmp_path / "none.json"))
     assert r.returncode == 2
+
+
+def test_show_prints_time_in_each_ca_state(tmp_path):
+    """In process: the command above runs the installed package."""
+    assert "CA states" not in show.describe(fixture_records()[0])
+    res = with_ca(tmp_path, "tcp-r")
+    path = sorted(glob.glob(os.path.join(res, "*", "*", "tcp-r",
+                                         "*.json")))[0]
+    text = show.describe(record.load(path))
+    assert "\n0    CA states Open 30% / Disorder 5% / CWR 0% / Recovery " \
+        "60% / Loss 5%; entries Recovery 7, Loss 1 (500 samples over " \
+        "10.0 s, every 20 ms, asked 20, longest gap 50 ms)\n" in text, text
 
 
 def test_fixture_record_json_is_compact():

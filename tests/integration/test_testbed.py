@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The foundation's integration tests: topology, self-check, error model,
-reordering model, congestion-control selection."""
+reordering model, congestion-control selection, the time in each
+congestion-avoidance state against the kernel's counters."""
 
+import json
 import os
 import re
 import socket
@@ -10,12 +12,15 @@ import time
 
 import pytest
 
-from satnet import measure
-from satnet.runner import load_cc
+from satnet import castate, measure, record
+from satnet.experiment import load_experiment
+from satnet.paths import TOP
+from satnet.runner import load_cc, measure_point
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import Topology, run
 
 UDP = measure.BLAST
+CA_RESULTS = os.path.join(TOP, "build", "results", "castate.jsonl")
 
 
 def netns_list():
@@ -99,6 +104,58 @@ def test_reordering_model_shows_in_sender_counters():
     seen = c["TcpExtTCPSACKReorder"] + c["TcpExtTCPDSACKRecv"] + \
         c["TcpExtTCPTSReorder"]
     assert seen > 0, c
+
+
+@pytest.mark.parametrize("per", [0, 0.01])
+def test_time_in_ca_states_follows_loss(per):
+    """The data flow's time in each congestion-avoidance state, sampled
+    by sock_diag every 50 ms, as the runner stores it (flows[].ca, and
+    the summary's ca_share), against the kernel's own count of
+    recoveries.  Clean: a queue longer than reno's
+    window can grow to in 10 s, so Open dominates and no recovery
+    starts.  1 % packet errors on a 100 ms RTT: Recovery takes a share,
+    and the entries seen are at most the recoveries the kernel counted
+    and, as each lasts about an RTT, at least half of them.  The
+    sampling achieved goes to build/results/castate.jsonl."""
+    sc = load_scenario("mild-reorder", {"bottleneck.limit": 4000,
+                                        "forward.per": per,
+                                        "forward.reorder.fraction": 0})
+    exp = load_experiment(os.path.join(TOP, "tests", "fixtures",
+                                       "experiments", "fx-sweep.toml"))
+    pt = exp.points("full", reps=1, variants=["reno"], duration=10)[0]
+    with Topology(sc, load_profile("linux")) as topo:
+        body = measure_point(pt, topo, {})
+    f = body["flows"][0]
+    summary = record.summarize(body, sc.rate_bps, 1448)
+    assert summary["variants"]["reno"]["ca_share"] == \
+        pytest.approx(f["ca"]["share"])
+    ca, c = dict(f["ca"]), f["counters"]
+    ca.pop("transitions", None)
+    rec = c.get("TcpExtTCPSackRecovery", 0) + \
+        c.get("TcpExtTCPRenoRecovery", 0)
+    os.makedirs(os.path.dirname(CA_RESULTS), exist_ok=True)
+    with open(CA_RESULTS, "a") as f:
+        f.write(json.dumps({"per": per, "kernel": os.uname().release,
+                            "recoveries": rec,
+                            "timeouts": c.get("TcpExtTCPTimeouts", 0),
+                            **ca}) +
+                "\n")
+    print("per %g: %s; %d samples over %.1f s (%.1f/s, longest gap "
+          "%.0f ms), sampler CPU %.2f s; entries %s, kernel recoveries %d" %
+          (per, castate.fmt_shares(ca.get("share", {})), ca["samples"],
+           ca.get("span_s", 0), ca["samples"] / (ca.get("span_s") or 1),
+           1000 * ca.get("max_gap_s", 0), ca["cpu_s"], ca.get("entries"),
+           rec))
+    assert ca["errors"] == 0, ca.get("error")
+    assert ca["span_s"] > 8 and ca["interval_s"] < 0.2, ca
+    assert abs(sum(ca["share"].values()) - 1) < 1e-3, ca["share"]
+    if per:
+        assert ca["share"]["recovery"] > 0.02, ca
+        assert rec / 2 <= ca["entries"]["recovery"] <= rec, (ca, rec)
+    else:
+        assert rec == 0, "the clean path lost packets: %s" % c
+        assert ca["share"]["open"] > 0.95 and \
+            ca["entries"] == {"recovery": 0, "loss": 0}, ca
 
 
 def builtin_algorithms():

@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Time in each TCP congestion-avoidance state, sampled by sock_diag.
+
+`ss` does not print tcpi_ca_state, so a small NETLINK_SOCK_DIAG client
+dumps the TCP sockets of a sender namespace (SOCK_DIAG_BY_FAMILY with an
+inet_diag_req_v2 asking for INET_DIAG_INFO) and reads struct tcp_info
+(include/uapi/linux/tcp.h) from each reply.  CaSampler does that every
+period (default CA_PERIOD) from its own thread; ca_summary turns the
+samples of one socket into the share of time in each state.  It is
+sampling: an episode shorter than the period can be missed, and a change
+of state is placed within one period.
+"""
+
+import os
+import socket
+import struct
+import threading
+import time
+
+from .topo import NLM_F_REQUEST, NLMSG_ERROR, netns
+
+CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")   # TCP_CA_*
+CA_LABELS = ("Open", "Disorder", "CWR", "Recovery", "Loss")
+# Each sample is a dump of the namespace's TCP sockets: about 0.2 ms of
+# CPU natively, but 2.7 ms of a vCPU under the VM's software emulation,
+# where 20 ms cost 13-17 % of a vCPU per flow and 50 ms 5-7 %, still
+# many samples per RTT on the satellite paths.
+CA_PERIOD = 0.05
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLMSG_DONE = 3
+NLM_F_DUMP = 0x300
+INET_DIAG_INFO = 2
+# The TCP states in which a sender can have data in flight: ESTABLISHED,
+# FIN_WAIT1, CLOSE_WAIT, LAST_ACK, CLOSING (1 << TCP_*).
+SENDING_STATES = (1 << 1) | (1 << 4) | (1 << 8) | (1 << 9) | (1 << 11)
+
+NLMSGHDR = struct.Struct("=IHHII")
+RTATTR = struct.Struct("=HH")
+# family, protocol, ext, pad, states, then inet_diag_sockid: sport and
+# dport (big endian), src[4], dst[4] (network order), if, cookie[2]
+REQ_V2 = struct.Struct("=BBBxI2s2s16s16sI8s")
+# family, state, timer, retrans, inet_diag_sockid, expires, rqueue,
+# wqueue, uid, inode
+DIAG_MSG = struct.Struct("=BBBB2s2s16s16sI8sIIIII")
+
+# struct tcp_info fields read: name, offset, format.  A field beyond the
+# end of the kernel's tcp_info is left out of the row.
+TCP_INFO = tuple((name, off, struct.Struct("=" + fmt)) for name, off, fmt in
+                 (("tcp_state", 0, "B"), ("ca_state", 1, "B"),
+                  ("retransmits", 2, "B"), ("ssthresh", 76, "I"),
+                  ("cwnd", 80, "I"), ("retrans_total", 100, "I"),
+                  ("bytes_acked", 120, "Q")))
+INFINITE_SSTHRESH = 0x7fffffff
+
+
+class DiagError(ValueError):
+    """A sock_diag reply that does not parse, or an error the kernel
+    answered."""
+
+
+def _align(n):
+    return (n + 3) & ~3
+
+
+def dump_request(seq, dport=0, family=socket.AF_INET,
+                 states=SENDING_STATES):
+    """SOCK_DIAG_BY_FAMILY dump request for the TCP sockets of @family in
+    @states with INET_DIAG_INFO; a non-zero @dport lets the kernel skip
+    sockets to other ports (the parser's caller filters again)."""
+    req = REQ_V2.pack(family, socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1),
+                      states, b"\0\0", struct.pack(">H", dport), bytes(16),
+                      bytes(16), 0, bytes(8))
+    return NLMSGHDR.pack(NLMSGHDR.size + len(req), SOCK_DIAG_BY_FAMILY,
+                         NLM_F_REQUEST | NLM_F_DUMP, seq, 0) + req
+
+
+def messages(buf):
+    """(type, seq, payload) of every netlink message in @buf; a length
+    that does not fit the buffer is an error."""
+    off = 0
+    while off < len(buf):
+        if len(buf) - off < NLMSGHDR.size:
+            raise DiagError("%d stray bytes after the last message" %
+                            (len(buf) - off))
+        length, kind, _, seq, _ = NLMSGHDR.unpack_from(buf, off)
+        if length < NLMSGHDR.size or length > len(buf) - off:
+            raise DiagError("message length %d at offset %d of %d" %
+                            (length, off, len(buf)))
+        yield kind, seq, buf[off + NLMSGHDR.size:off + length]
+        off += _align(length)
+
+
+def attributes(buf):
+    """(type, payload) of every rtattr in @buf, bounded likewise."""
+    off = 0
+    while len(buf) - off >= RTATTR.size:
+        length, kind = RTATTR.unpack_from(buf, off)
+        if length < RTATTR.size or length > len(buf) - off:
+            raise DiagError("attribute length %d at offset %d of %d" %
+                            (length, off, len(buf)))
+        yield kind, buf[off + RTATTR.size:off + length]
+        off += _align(length)
+
+
+def tcp_info(blob):
+    """The fields of TCP_INFO that @blob (a tcp_info of any length) holds."""
+    out = {}
+    for name, off, st in TCP_INFO:
+        if off + st.size <= len(blob):
+            (out[name],) = st.unpack_from(blob, off)
+    if out.get("ssthresh", 0) >= INFINITE_SSTHRESH:
+        del out["ssthresh"]                  # as ss: not set yet
+    return out
+
+
+def diag_socket(payload):
+    """One inet_diag_msg with its attributes: the socket's ports, peer
+    address (IPv4 or IPv6, as text) and the tcp_info fields."""
+    if len(payload) < DIAG_MSG.size:
+        raise DiagError("inet_diag_msg of %d bytes" % len(payload))
+    family, state, _, _, sport, dport, _, dst = DIAG_MSG.unpack_from(
+        payload)[:8]
+    if family not in (socket.AF_INET, socket.AF_INET6):
+        raise DiagError("address family %d" % family)
+    addr = dst[:4] if family == socket.AF_INET else dst
+    row = {"sport": int.from_bytes(sport, "big"),
+           "dport": int.from_bytes(dport, "big"), "state": state,
+           "dst": socket.inet_ntop(family, addr)}
+    for kind, data in attributes(payload[DIAG_MSG.size:]):
+        if kind == INET_DIAG_INFO:
+            row.update(tcp_info(data))
+    return row
+
+
+def parse_dump(buf, seq):
+    """The sockets in one read of a dump reply to request @seq, and
+    whether the dump is done.  Messages of other requests are skipped;
+    an NLMSG_ERROR or a DONE that carries an error raises."""
+    rows = []
+    for kind, mseq, payload in messages(buf):
+        if mseq != seq:
+            continue
+        if kind in (NLMSG_ERROR, NLMSG_DONE):
+            if kind == NLMSG_ERROR and len(payload) < 4:
+                raise DiagError("error message of %d bytes" % len(payload))
+            err = struct.unpack_from("=i", payload)[0] \
+                if len(payload) >= 4 else 0
+            if err < 0:
+                raise DiagError("sock_diag: %s" % os.strerror(-err))
+            if kind == NLMSG_DONE:
+                return rows, True
+        elif kind == SOCK_DIAG_BY_FAMILY:
+            rows.append(diag_socket(payload))
+    return rows, False
+
+
+class DiagSocket:
+    """A sock_diag netlink socket opened in namespace @ns (None: here)."""
+
+    def __init__(self, ns=None, timeout=5.0):
+        with netns(ns):
+            self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
+                                      NETLINK_SOCK_DIAG)
+        self.sock.settimeout(timeout)
+        self.seq = 0
+
+    def dump(self, dport=0):
+        """Every TCP socket in SENDING_STATES (to @dport if non-zero)."""
+        self.seq += 1
+        self.sock.send(dump_request(self.seq, dport))
+        rows, done = [], False
+        while not done:
+            got, done = parse_dump(self.sock.recv(1 << 16), self.seq)
+            rows += got
+        return rows
+
+    def close(self):
+        self.sock.close()
+
+
+class CaSampler(threading.Thread):
+    """The sockets to @dst:@dport in namespace @ns, every @period s:
+    rows of sport, t (s since the first dump), ca_state, bytes_acked.
+    A dump that fails is counted and skipped (its time goes to the
+    sample before it)."""
+
+    def __init__(self, ns, dst, dport, period=CA_PERIOD):
+        super().__init__(daemon=True)
+        self.diag = DiagSocket(ns)
+        self.dst, self.dport, self.period = dst, dport, period
+        self.rows, self.dumps, self.errors, self.error = [], 0, 0, None
+        self.cpu_s = 0.0
+        self.halt = threading.Event()
+
+    def run(self):
+        """Samples on a fixed schedule; one that comes a period or more
+        late starts a new schedule from itself, rather than catching up
+        with samples in a burst."""
+        t0 = due = time.monotonic()
+        while not self.halt.is_set():
+            now = time.monotonic()
+            self.sample(round(now - t0, 4))
+            due += self.period
+            if due <= now:
+                due = now + self.period
+            self.halt.wait(due - time.monotonic())
+        self.cpu_s = time.thread_time()
+
+    def sample(self, t):
+        try:
+            rows = self.diag.dump(self.dport)
+        except (OSError, DiagError) as e:
+            self.errors += 1
+            self.error = str(e)
+            return
+        self.dumps += 1
+        self.rows += [{"sport": r["sport"], "t": t,
+                       "ca_state": r["ca_state"],
+                       "bytes_acked": r.get("bytes_acked", 0)}
+                      for r in rows if r["dst"] == self.dst and
+                      r["dport"] == self.dport and "ca_state" in r]
+
+    def finish(self):
+        self.halt.set()
+        self.join()
+        self.diag.close()
+
+    def summary(self, rows):
+        """ca_summary of @rows (one socket's) with this sampler's
+        period, CPU time and failed dumps."""
+        out = ca_summary(rows, self.period)
+        out.update(dumps=self.dumps, cpu_s=round(self.cpu_s, 3),
+                   errors=self.errors)
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def ca_summary(rows, period):
+    """Share of time in each CA state of one socket's samples (in time
+    order), each sample holding until the next; entries into Recovery
+    and Loss (changes seen between two samples); the transitions as
+    [t, state]; and the sampling achieved."""
+    out = {"period_s": period, "samples": len(rows)}
+    if len(rows) < 2:
+        return out
+    secs = dict.fromkeys(CA_STATES + ("other",), 0.0)
+    entries = {"recovery": 0, "loss": 0}
+    trans = [[rows[0]["t"], rows[0]["ca_state"]]]
+    gap = 0.0
+    for a, b in zip(rows, rows[1:]):
+        dt = b["t"] - a["t"]
+        gap = max(gap, dt)
+        secs[state_name(a["ca_state"])] += dt
+        if b["ca_state"] != a["ca_state"]:
+            trans.append([b["t"], b["ca_state"]])
+            name = state_name(b["ca_state"])
+            if name in entries:
+                entries[name] += 1
+    span = rows[-1]["t"] - rows[0]["t"]
+    if not secs["other"]:
+        del secs["other"]
+    out.update(span_s=round(span, 3),
+               interval_s=round(span / (len(rows) - 1), 4),
+               max_gap_s=round(gap, 4),
+               share={k: round(v / span, 5) if span else None
+                      for k, v in secs.items()},
+               entries=entries, transitions=trans)
+    return out
+
+
+def state_name(ca_state):
+    return CA_STATES[ca_state] if ca_state < len(CA_STATES) else "other"
+
+
+def fmt_shares(share):
+    """'Open 83% / Disorder 1% / CWR 0% / Recovery 15% / Loss 1%'; a
+    state without a value shows '–'."""
+    return " / ".join("%s %s" % (label, _percent(share.get(k)))
+                      for k, label in zip(CA_STATES, CA_LABELS))
+
+
+def _percent(x):
+    if x is None:
+        return "–"
+    return "%.1f%%" % (100 * x) if 0 < x < 0.01 else "%.0f%%" % (100 * x)

@@ -1,0 +1,283 @@
+# SPDX-License-Identifier: GPL-2.0
+"""satnet.castate: the sock_diag request, the parser of the kernel's
+reply (crafted byte strings laid out as include/uapi/linux/
+inet_diag.h and tcp.h say, written here field by field rather than with
+the module's own structs), the time share of each CA state, and a real
+dump of a loopback connection on this host."""
+
+import errno
+import random
+import socket
+import struct
+import time
+
+import pytest
+
+from satnet import castate
+from satnet.castate import DiagError, ca_summary, parse_dump
+
+SEQ = 7
+NLM_F_MULTI = 2
+
+
+def nlmsg(kind, payload, seq=SEQ, length=None):
+    n = 16 + len(payload) if length is None else length
+    return struct.pack("=IHHII", n, kind, NLM_F_MULTI, seq, 4242) + \
+        payload + b"\0" * (-len(payload) % 4)
+
+
+def rta(kind, data, length=None):
+    n = 4 + len(data) if length is None else length
+    return struct.pack("=HH", n, kind) + data + b"\0" * (-len(data) % 4)
+
+
+def info(ca_state=3, cwnd=42, ssthresh=21, total_retrans=9,
+         bytes_acked=123456, size=232):
+    """A struct tcp_info of the running kernel's size (232 in 6.1), cut
+    to @size bytes as an older kernel would send it."""
+    b = bytearray(232)
+    b[0], b[1], b[2] = 1, ca_state, 2        # ESTABLISHED, CA, retransmits
+    struct.pack_into("=I", b, 76, ssthresh)
+    struct.pack_into("=I", b, 80, cwnd)
+    struct.pack_into("=I", b, 100, total_retrans)
+    struct.pack_into("=Q", b, 120, bytes_acked)
+    return bytes(b[:size])
+
+
+def diag_msg(sport=40000, dport=5201, dst="10.2.0.1", attrs=None,
+             family=socket.AF_INET):
+    addr = socket.inet_pton(family, dst).ljust(16, b"\0")
+    body = struct.pack("=BBBB", family, 1, 0, 0) + \
+        struct.pack(">HH", sport, dport) + bytes(16) + addr + \
+        struct.pack("=I8sIIIII", 0, bytes(8), 0, 0, 0, 0, 0)
+    assert len(body) == 72
+    return body + (rta(2, info()) if attrs is None else attrs)
+
+
+def done(err=0):
+    return nlmsg(3, struct.pack("=i", err))
+
+
+# ---- the request -------------------------------------------------------------
+
+def test_dump_request_layout():
+    req = castate.dump_request(SEQ, dport=5201)
+    assert len(req) == 16 + 56
+    n, kind, flags, seq, pid = struct.unpack_from("=IHHII", req)
+    assert (n, kind, flags, seq, pid) == (72, 20, 0x301, SEQ, 0)
+    family, proto, ext, pad, states = struct.unpack_from("=BBBBI", req, 16)
+    assert (family, proto, ext, pad) == (socket.AF_INET, 6, 1 << 1, 0)
+    assert states == (1 << 1) | (1 << 4) | (1 << 8) | (1 << 9) | (1 << 11)
+    assert struct.unpack_from(">HH", req, 24) == (0, 5201)
+    assert req[28:] == bytes(44)
+
+
+# ---- the reply -----------------------------------------------------------------
+
+def test_two_sockets_and_done_in_one_read():
+    buf = nlmsg(20, diag_msg()) + \
+        nlmsg(20, diag_msg(sport=40001, attrs=rta(2, info(ca_state=0)))) + \
+        done()
+    rows, fin = parse_dump(buf, SEQ)
+    assert fin
+    assert rows[0] == {"sport": 40000, "dport": 5201, "state": 1,
+                       "dst": "10.2.0.1", "tcp_state": 1, "ca_state": 3,
+                       "retransmits": 2, "ssthresh": 21, "cwnd": 42,
+                       "retrans_total": 9, "bytes_acked": 123456}
+    assert rows[1]["sport"] == 40001 and rows[1]["ca_state"] == 0
+
+
+def test_a_dump_spread_over_reads():
+    rows, fin = parse_dump(nlmsg(20, diag_msg()), SEQ)
+    assert len(rows) == 1 and not fin
+    rows, fin = parse_dump(done(), SEQ)
+    assert rows == [] and fin
+
+
+@pytest.mark.parametrize("size, have, lack", [
+    (104, {"ca_state", "cwnd", "retrans_total"}, {"bytes_acked"}),
+    (84, {"ca_state", "cwnd", "ssthresh"}, {"retrans_total"}),
+    (82, {"ca_state", "ssthresh"}, {"cwnd"}),
+    (2, {"ca_state", "tcp_state"}, {"retransmits", "cwnd"}),
+    (1, {"tcp_state"}, {"ca_state"}),
+    (0, set(), {"tcp_state", "ca_state"}),
+])
+def test_short_tcp_info_gives_the_fields_it_holds(size, have, lack):
+    buf = nlmsg(20, diag_msg(attrs=rta(2, info(size=size)))) + done()
+    (row,), _ = parse_dump(buf, SEQ)
+    assert have <= set(row) and not lack & set(row), row
+
+
+def test_no_info_attribute_and_other_attributes():
+    cong = rta(4, b"reno\0")
+    (row,), _ = parse_dump(nlmsg(20, diag_msg(attrs=cong)), SEQ)
+    assert "ca_state" not in row and row["dport"] == 5201
+    (row,), _ = parse_dump(nlmsg(20, diag_msg(attrs=cong +
+                                              rta(2, info(ca_state=4)))),
+                           SEQ)
+    assert row["ca_state"] == 4
+
+
+def test_infinite_ssthresh_is_left_out():
+    attrs = rta(2, info(ssthresh=0x7fffffff))
+    (row,), _ = parse_dump(nlmsg(20, diag_msg(attrs=attrs)), SEQ)
+    assert "ssthresh" not in row and row["cwnd"] == 42
+
+
+def test_ipv6_peer():
+    (row,), _ = parse_dump(nlmsg(20, diag_msg(dst="fd00:2::1",
+                                              family=socket.AF_INET6)), SEQ)
+    assert row["dst"] == "fd00:2::1"
+
+
+def test_messages_of_another_request_are_skipped():
+    buf = nlmsg(20, diag_msg(), seq=SEQ - 1) + nlmsg(3, struct.pack(
+        "=i", 0), seq=SEQ - 1) + nlmsg(20, diag_msg(sport=1))
+    rows, fin = parse_dump(buf, SEQ)
+    assert [r["sport"] for r in rows] == [1] and not fin
+
+
+def test_error_and_done_with_error_raise():
+    err = nlmsg(2, struct.pack("=i", -errno.ENOENT) + bytes(16))
+    with pytest.raises(DiagError, match="No such file"):
+        parse_dump(err, SEQ)
+    with pytest.raises(DiagError, match="not permitted"):
+        parse_dump(done(-errno.EPERM), SEQ)
+    with pytest.raises(DiagError, match="error message of 2 bytes"):
+        parse_dump(nlmsg(2, b"\0\0"), SEQ)
+    ack = nlmsg(2, struct.pack("=i", 0) + bytes(16))
+    assert parse_dump(ack + done(), SEQ) == ([], True)
+    assert parse_dump(nlmsg(3, b""), SEQ) == ([], True)
+
+
+@pytest.mark.parametrize("buf, words", [
+    (nlmsg(20, diag_msg(), length=500), "message length 500"),
+    (nlmsg(20, diag_msg(), length=0), "message length 0"),
+    (nlmsg(20, diag_msg(), length=15), "message length 15"),
+    (nlmsg(20, diag_msg()) + b"\1\2\3", "3 stray bytes"),
+    (nlmsg(20, diag_msg()[:71]), "inet_diag_msg of 71 bytes"),
+    (nlmsg(20, diag_msg(attrs=rta(2, info(), length=0))),
+     "attribute length 0"),
+    (nlmsg(20, diag_msg(attrs=rta(2, info(), length=3))),
+     "attribute length 3"),
+    (nlmsg(20, diag_msg(attrs=rta(2, info(), length=300))),
+     "attribute length 300"),
+])
+def test_every_length_is_bounded(buf, words):
+    with pytest.raises(DiagError, match=words):
+        parse_dump(buf, SEQ)
+
+
+def test_cut_and_damaged_replies_parse_or_raise_diag_error():
+    """Every prefix of a reply, and replies with random bytes changed,
+    either parse or raise DiagError: nothing reads past a length."""
+    good = nlmsg(20, diag_msg()) + nlmsg(20, diag_msg(sport=2)) + done()
+    bad = [good[:n] for n in range(len(good))]
+    rnd = random.Random(1)
+    for _ in range(3000):
+        b = bytearray(good)
+        for _ in range(rnd.randint(1, 4)):
+            b[rnd.randrange(len(b))] = rnd.randrange(256)
+        bad.append(bytes(b))
+    parsed = 0
+    for b in bad:
+        try:
+            parse_dump(b, SEQ)
+            parsed += 1
+        except DiagError:
+            pass
+    assert 0 < parsed < len(bad)
+
+
+# ---- the time share ----------------------------------------------------------------
+
+def rows_of(*samples):
+    return [{"sport": 1, "t": t, "ca_state": s, "bytes_acked": 0}
+            for t, s in samples]
+
+
+def test_share_is_weighted_by_the_time_to_the_next_sample():
+    s = ca_summary(rows_of((0, 0), (1, 0), (2, 3), (2.5, 3), (4, 0),
+                           (5, 4), (6, 0), (6.5, 0)), 0.5)
+    assert s["samples"] == 8 and s["span_s"] == 6.5
+    assert s["share"] == {"open": round(3.5 / 6.5, 5), "disorder": 0.0,
+                          "cwr": 0.0, "recovery": round(2 / 6.5, 5),
+                          "loss": round(1 / 6.5, 5)}
+    assert s["entries"] == {"recovery": 1, "loss": 1}
+    assert s["transitions"] == [[0, 0], [2, 3], [4, 0], [5, 4], [6, 0]]
+    assert s["interval_s"] == round(6.5 / 7, 4) and s["max_gap_s"] == 1.5
+    assert s["period_s"] == 0.5
+
+
+def test_recovery_to_loss_and_back_counts_each_entry():
+    s = ca_summary(rows_of((0, 3), (1, 4), (2, 3), (3, 1), (4, 3),
+                           (5, 3)), 1)
+    assert s["entries"] == {"recovery": 2, "loss": 1}
+    assert s["share"]["recovery"] == 0.6 and s["share"]["disorder"] == 0.2
+
+
+def test_too_few_samples_and_unknown_states():
+    assert ca_summary([], 0.02) == {"period_s": 0.02, "samples": 0}
+    assert ca_summary(rows_of((3, 3)), 0.02) == {"period_s": 0.02,
+                                                  "samples": 1}
+    s = ca_summary(rows_of((0, 0), (1, 9), (2, 0)), 1)
+    assert s["share"]["other"] == 0.5 and s["share"]["open"] == 0.5
+
+
+def test_fmt_shares():
+    assert castate.fmt_shares({"open": 0.831, "disorder": 0.004, "cwr": 0,
+                               "recovery": 0.15, "loss": None}) == \
+        "Open 83% / Disorder 0.4% / CWR 0% / Recovery 15% / Loss –"
+
+
+# ---- a real dump on this host --------------------------------------------------------
+
+@pytest.fixture
+def connection():
+    """An established loopback connection and its client side."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    cli = socket.create_connection(("127.0.0.1", port))
+    acc, _ = srv.accept()
+    yield cli, port
+    for s in (cli, acc, srv):
+        s.close()
+
+
+def diag_or_skip():
+    try:
+        d = castate.DiagSocket()
+        d.dump()
+        return d
+    except OSError as e:
+        pytest.skip("no sock_diag here: %s" % e)
+
+
+def test_dump_finds_a_loopback_connection(connection):
+    cli, port = connection
+    d = diag_or_skip()
+    cli.sendall(b"x" * 10000)
+    rows = [r for r in d.dump(port) if r["dport"] == port]
+    d.close()
+    me = [r for r in rows if r["sport"] == cli.getsockname()[1]]
+    assert len(me) == 1, rows
+    assert me[0]["dst"] == "127.0.0.1" and me[0]["ca_state"] == 0
+    assert me[0]["cwnd"] >= 10 and me[0]["tcp_state"] == 1
+
+
+def test_sampler_on_a_loopback_connection(connection):
+    cli, port = connection
+    diag_or_skip().close()
+    s = castate.CaSampler(None, "127.0.0.1", port, period=0.01)
+    s.start()
+    for _ in range(20):
+        cli.sendall(b"x" * 1000)
+        time.sleep(0.01)
+    s.finish()
+    sport = cli.getsockname()[1]
+    mine = [r for r in s.rows if r["sport"] == sport]
+    out = s.summary(mine)
+    assert out["samples"] >= 5 and out["errors"] == 0, out
+    assert out["share"]["open"] == 1.0 and out["dumps"] >= out["samples"]
+    assert 0.009 < out["interval_s"] < 0.1 and out["cpu_s"] > 0
+    assert {r["sport"] for r in s.rows} == {sport}, "only the client side"
