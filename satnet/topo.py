@@ -508,6 +508,7 @@ def rn_host_stats(ns):
 def qdisc_stats(dev, ns=None, kind="epdn"):
     """The qdisc of @kind on @dev as `tc -s -j` prints it: its options,
     the basic and queue counters, and the qdisc's own xstats, flat."""
+    prepare_tclib()             # tc reads epdn's options through our plugin
     out = json.loads(run(["tc", "-s", "-j", "qdisc", "show", "dev", dev],
                          ns=ns).stdout)
     (q,) = [q for q in out if q["kind"] == kind]
