@@ -78,6 +78,7 @@ struct r {
 	u32 ssthresh_before;	/* snd_ssthresh when ssthresh() was asked */
 	u32 giveback;		/* ssthresh to give back at COMPLETE_CWR */
 	u32 delivered;		/* tp->delivered at the last ACK */
+	u32 pre_grow;		/* ssthresh before this ACK's growth */
 	u32 hole_sent;		/* low bits of the hole's last send time */
 	u8 hole_sends;		/* its sends seen since the recovery began */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
@@ -102,6 +103,7 @@ static void r_init(struct sock *sk)
 	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
 	ca->giveback = 0;
 	ca->delivered = 0;
+	ca->pre_grow = 0;
 	ca->hole_sent = 0;
 	ca->hole_sends = 0;
 	ca->rack_steps = 0;
@@ -234,6 +236,7 @@ static void r_grow_window(struct sock *sk, u8 state)
 	u32 acked = tp->delivered - ca->delivered;
 
 	ca->delivered = tp->delivered;
+	ca->pre_grow = tp->snd_ssthresh;
 	if (!(ca->core.flags & R_F_MOD) || state != TCP_CA_Recovery ||
 	    !tcp_is_cwnd_limited(sk))
 		return;
@@ -303,6 +306,8 @@ static void r_recovery_stop(struct sock *sk, bool timeout)
 		tp->snd_ssthresh = min(tp->snd_ssthresh, ssthresh);
 		return;
 	}
+	/* cong_avoid() counts what the ACK that ends the recovery delivered. */
+	tp->snd_ssthresh = ca->pre_grow;
 	ca->giveback = ssthresh;
 	ca->flags |= R_M_GIVE;
 }

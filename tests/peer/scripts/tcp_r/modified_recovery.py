@@ -33,7 +33,8 @@ def modified(t, rec):
     t.check(rflow.retransmissions(c, more, hole) == 0,
             "no second retransmission")
     # Delivered in the recovery, after the third dupACK: what the last
-    # dupACK SACKed (the hole's own ACK comes after the recovery ends).
+    # dupACK SACKed.  The hole's own ACK ends the recovery, and Reno's
+    # growth outside it counts that ACK (+1 in slow start).
     grown = rflow.reno_grow(before.snd_cwnd, before.snd_ssthresh,
                             (end - hole) // rflow.MSS - 4)
     t.check(c.info().snd_ssthresh == grown,
