@@ -6,6 +6,7 @@ the module's own structs), the time share of each CA state, and a real
 dump of a loopback connection on this host."""
 
 import errno
+import os
 import random
 import socket
 import struct
@@ -13,7 +14,7 @@ import time
 
 import pytest
 
-from satnet import castate
+from satnet import castate, topo
 from satnet.castate import DiagError, ca_summary, parse_dump
 
 SEQ = 7
@@ -234,19 +235,30 @@ def test_fmt_shares():
 
 @pytest.fixture
 def connection():
-    """An established loopback connection and its client side."""
-    srv = socket.create_server(("127.0.0.1", 0))
-    port = srv.getsockname()[1]
-    cli = socket.create_connection(("127.0.0.1", port))
-    acc, _ = srv.accept()
-    yield cli, port
-    for s in (cli, acc, srv):
-        s.close()
-
-
-def diag_or_skip():
+    """An established loopback connection and its client side, in a
+    network namespace of its own with lo up (the VM's own lo is down)."""
+    ns = "castate-%d" % os.getpid()
     try:
-        d = castate.DiagSocket()
+        topo.run(["ip", "netns", "add", ns])
+    except (OSError, topo.TopologyError) as e:
+        pytest.skip("cannot make a network namespace: %s" % e)
+    try:
+        topo.run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        with topo.netns(ns):
+            srv = socket.create_server(("127.0.0.1", 0))
+            port = srv.getsockname()[1]
+            cli = socket.create_connection(("127.0.0.1", port))
+            acc, _ = srv.accept()
+        yield cli, port, ns
+        for s in (cli, acc, srv):
+            s.close()
+    finally:
+        topo.run(["ip", "netns", "del", ns], check=False)
+
+
+def diag_or_skip(ns):
+    try:
+        d = castate.DiagSocket(ns)
         d.dump()
         return d
     except OSError as e:
@@ -254,8 +266,8 @@ def diag_or_skip():
 
 
 def test_dump_finds_a_loopback_connection(connection):
-    cli, port = connection
-    d = diag_or_skip()
+    cli, port, ns = connection
+    d = diag_or_skip(ns)
     cli.sendall(b"x" * 10000)
     rows = [r for r in d.dump(port) if r["dport"] == port]
     d.close()
@@ -266,9 +278,9 @@ def test_dump_finds_a_loopback_connection(connection):
 
 
 def test_sampler_on_a_loopback_connection(connection):
-    cli, port = connection
-    diag_or_skip().close()
-    s = castate.CaSampler(None, "127.0.0.1", port, period=0.01)
+    cli, port, ns = connection
+    diag_or_skip(ns).close()
+    s = castate.CaSampler(ns, "127.0.0.1", port, period=0.01)
     s.start()
     for _ in range(20):
         cli.sendall(b"x" * 1000)
