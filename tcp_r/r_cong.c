@@ -55,6 +55,7 @@
 
 #include <satnet/rn_latch_api.h>
 #include <satnet/r_core.h>
+#include <satnet/grow.h>
 #include <satnet/cc_info.h>
 
 static unsigned int ece_rtts __read_mostly = R_ECE_RTTS;
@@ -119,7 +120,8 @@ static void r_release(struct sock *sk)
 /* Reno's growth, or with rtt0_ms Hybla's. */
 static void r_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
-	rn_grow_cwnd(sk, ack, acked, rn_rho8(sk, READ_ONCE(rtt0_ms)));
+	rn_grow_cwnd(sk, ack, acked,
+		     sat_rho8(tcp_sk(sk)->srtt_us, READ_ONCE(rtt0_ms)));
 }
 
 /*
@@ -241,7 +243,7 @@ static void r_grow_window(struct sock *sk, u8 state)
 	    !tcp_is_cwnd_limited(sk))
 		return;
 	tp->snd_ssthresh = min(r_grow(&ca->core, tp->snd_ssthresh, acked,
-				      rn_rho8(sk, READ_ONCE(rtt0_ms))),
+				      sat_rho8(tp->srtt_us, READ_ONCE(rtt0_ms))),
 			       tp->snd_cwnd_clamp);
 }
 

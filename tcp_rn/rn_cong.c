@@ -270,12 +270,6 @@ static void rn_params(const struct sock *sk, struct rn_params *p)
 	p->lt_ext = READ_ONCE(lt_ext);
 }
 
-u32 rn_rho8(const struct sock *sk, unsigned int rtt0_ms)
-{
-	return sat_rho8(tcp_sk(sk)->srtt_us, rtt0_ms);
-}
-EXPORT_SYMBOL_GPL(rn_rho8);
-
 void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -815,7 +809,7 @@ static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
 	struct rn *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 rho8 = rn_rho8(sk, READ_ONCE(rtt0_ms));
+	u32 rho8 = sat_rho8(tp->srtt_us, READ_ONCE(rtt0_ms));
 
 	if (!(ca->core.flags & RN_F_LT)) {
 		rn_grow_cwnd(sk, ack, acked, rho8);

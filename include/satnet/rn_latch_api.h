@@ -45,8 +45,6 @@ void rn_rack_restore(struct sock *sk, u8 steps);
 
 /* An rtt0_ms parameter: 0 (Reno's growth) to SAT_RTT0_MS_MAX. */
 extern const struct kernel_param_ops rn_rtt0_ops;
-/* rho << 3 of the socket's smoothed RTT for @rtt0_ms; 0 when it is 0. */
-u32 rn_rho8(const struct sock *sk, unsigned int rtt0_ms);
 /* cong_avoid(): Reno's (@rho8 0), or Hybla's growth. */
 void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8);
 
