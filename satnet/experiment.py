@@ -15,14 +15,15 @@ from .paths import EXPERIMENT_DIR, PROFILE_DIR, SCENARIO_DIR, VARIANTS_FILE
 from .scenario import ScenarioError, load_scenario
 
 MODES = ("quick", "full")
-METRICS = ("goodput", "goodput_share", "retrans_share", "timeouts", "jain",
-           "packets")
+METRICS = ("goodput", "goodput_share", "limit_share", "retrans_share",
+           "timeouts", "jain", "packets")
 EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
             "variants", "mix", "profile", "scaled", "sweep", "quick", "full",
             "plot", "claim")
 VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
+FORMS = ("ratio", "better", "best", "na")
 CLAIM_KEYS = ("id", "text", "source", "at", "metric", "ratio", "better",
-              "na", "tolerance", "why", "counters")
+              "best", "na", "tolerance", "why", "counters")
 NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -81,10 +82,10 @@ class Claim:
     def __init__(self, d, exp):
         where = "%s: claim %s" % (exp.name, d.get("id", "?"))
         _keys(d, where, CLAIM_KEYS)
-        forms = [k for k in ("ratio", "better", "na") if k in d]
+        forms = [k for k in FORMS if k in d]
         if len(forms) != 1 or "id" not in d or "text" not in d:
             raise ExperimentError("%s: needs id, text and exactly one of "
-                                  "ratio, better, na" % where)
+                                  "%s" % (where, ", ".join(FORMS)))
         self.id, self.text = d["id"], d["text"]
         self.source = d.get("source", exp.source)
         self.form = forms[0]
@@ -97,6 +98,13 @@ class Claim:
         if self.metric not in METRICS:
             raise ExperimentError("%s: unknown metric %r" %
                                   (where, self.metric))
+        if self.form == "best" and not (
+                isinstance(self.spec, dict) and
+                sorted(self.spec) == ["ours", "theirs"] and
+                all(isinstance(self.spec[k], list) and self.spec[k]
+                    for k in self.spec)):
+            raise ExperimentError("%s: best needs non-empty lists ours and "
+                                  "theirs" % where)
         names = self.variants()
         unknown = [v for v in names if v not in exp.variants]
         if unknown:
@@ -114,6 +122,8 @@ class Claim:
             return [self.spec["num"]] + list(self.spec["den"])
         if self.form == "better":
             return [self.spec["a"], self.spec["b"]]
+        if self.form == "best":
+            return list(self.spec["ours"]) + list(self.spec["theirs"])
         return []
 
 

@@ -99,10 +99,27 @@ def ca_share(flows):
             for k in CA_STATES}
 
 
+def limit_bps(sc):
+    """Goodput a perfect sender gets from a scenario record
+    (meta.scenario): the bottleneck rate less framing (40 B of headers, 12
+    of timestamps, 14 of Ethernet, which HTB counts) and less the data
+    path's non-congestion loss.  Seed 000's GEO path: 94.5 % of 1.5
+    Mbit/s."""
+    mss = sc.get("mss") or 1460
+    payload, wire = mss - 12, mss + 40 + 14
+    fwd = sc.get("forward") or {}
+    lost = fwd.get("mean_loss")
+    if lost is None:                # records from before mean_loss
+        lost = 1 - (1 - (fwd.get("per") or 0)) * (1 - (fwd.get("loss") or 0))
+    return sc["rate_bps"] * payload / wire * (1 - lost)
+
+
 def summarize(rec, rate_bps, mss):
     """The metrics of docs/experiments.md, per variant of the run (each
     flow has its own sender namespace, so its own counters)."""
     flows = rec["flows"]
+    sc = (rec.get("meta") or {}).get("scenario")
+    limit = limit_bps(sc) if sc else None
     out = {}
     for v in dict.fromkeys(f["variant"] for f in flows):
         fs = [f for f in flows if f["variant"] == v]
@@ -110,6 +127,7 @@ def summarize(rec, rate_bps, mss):
         sent = sum(f["counters"].get("TcpOutSegs", 0) for f in fs)
         rtx = sum(f["counters"].get("TcpRetransSegs", 0) for f in fs)
         out[v] = {"goodput": g / 1e6, "goodput_share": g / rate_bps,
+                  "limit_share": g / limit if limit else None,
                   "packets": sum(f["bytes"] for f in fs) / len(fs) / mss,
                   "retrans_share": rtx / sent if sent else None,
                   "timeouts": sum(f["counters"].get("TcpExtTCPTimeouts", 0)

@@ -7,11 +7,11 @@ records only; nothing is run.
 import csv
 import os
 
-from . import stats
+from . import h2h, stats
 from .castate import CA_STATES, fmt_shares
 from .experiment import load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
-from .record import load_all as load_records
+from .record import limit_bps, load_all as load_records
 
 MODE_ORDER = ("full", "quick", "point", "legacy")
 VERDICTS = ("holds", "partly holds", "fails", "inconclusive",
@@ -20,7 +20,12 @@ VERDICTS = ("holds", "partly holds", "fails", "inconclusive",
 
 def _metric(rec, variant, metric):
     v = rec["summary"]["variants"].get(variant)
-    return v.get(metric) if v else None
+    if not v:
+        return None
+    if metric == "limit_share" and v.get(metric) is None:
+        sc = rec["meta"].get("scenario")
+        return v["goodput"] * 1e6 / limit_bps(sc) if sc else None
+    return v.get(metric)
 
 
 def _ca_share(rec, variant, state):
@@ -181,6 +186,8 @@ def judge(claim, res):
         r = stats.Ratio(num, den)
         return ("%s (n=%d/%d)" % (r.fmt(), num.n, den.n),
                 stats.verdict_ratio(r, claim.spec["seed"], claim.tolerance))
+    if claim.form == "best":
+        return judge_best(claim, res)
     a = res.estimate(claim.spec["a"], pt, claim.metric)
     b = res.estimate(claim.spec["b"], pt, claim.metric)
     lower = claim.spec.get("lower", False)
@@ -190,6 +197,22 @@ def judge(claim, res):
             stats.verdict_better(a, b, lower))
 
 
+def best_of(res, variants, point, metric):
+    """(variant, Estimate) with the highest mean among @variants."""
+    ests = [(v, res.estimate(v, point, metric)) for v in variants]
+    return max(((v, e) for v, e in ests if e.n), key=lambda x: x[1].mean)
+
+
+def judge_best(claim, res):
+    """The best of ours against the best of theirs, each picked by its
+    mean; the pair is then judged as `better`."""
+    a, ea = best_of(res, claim.spec["ours"], claim.at, claim.metric)
+    b, eb = best_of(res, claim.spec["theirs"], claim.at, claim.metric)
+    return ("%s: %s; %s: %s; ratio %s" % (a, ea.fmt(), b, eb.fmt(),
+                                          stats.Ratio(ea, eb).fmt()),
+            stats.verdict_better(ea, eb))
+
+
 def seed_value(claim):
     if claim.form == "ratio":
         return "%g×" % claim.spec["seed"]
@@ -197,6 +220,9 @@ def seed_value(claim):
         return "%s %s %s" % (claim.spec["a"],
                              "<" if claim.spec.get("lower") else ">",
                              claim.spec["b"])
+    if claim.form == "best":
+        return "best of %s ≥ best of %s" % ("/".join(claim.spec["ours"]),
+                                          "/".join(claim.spec["theirs"]))
     return "–"
 
 
@@ -394,4 +420,16 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     out += other_records(recs, {e.name for e in exps})
     with open(md, "w") as f:
         f.write("\n".join(out).rstrip() + "\n")
+    head_to_head(results_, figdir, os.path.dirname(md), command)
     return md
+
+
+def head_to_head(results, figdir, mddir, command):
+    """docs/head-to-head.md's tables and plot, where h2h-* runs exist."""
+    exps = h2h.experiments(results)
+    if not exps:
+        return
+    recs = [r for res in exps for r in res.recs]
+    h2h.write(os.path.join(mddir, "head-to-head.md"),
+              h2h.block(exps, figdir, mddir,
+                        header(recs, command or "satnet report")))

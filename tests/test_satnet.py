@@ -471,3 +471,91 @@ def test_a_changed_point_is_run_again(tmp_path):
     assert not stored(pt, str(tmp_path / "r"))
     record.write({"meta": {}}, str(path))        # before meta.spec existed
     assert stored(pt, str(tmp_path / "r"))
+
+
+# ---- the head-to-head page --------------------------------------------------------
+
+H2H = '''name = "h2h-fx"
+title = "Fixture: head to head"
+source = "seed 004 §VI"
+scenario = "leo-palazzi"
+variants = ["reno", "tcp-r"]
+
+[full]
+reps = 2
+duration_s = 10
+
+[plot]
+y = "limit_share"
+label = "goodput / limit"
+
+[[claim]]
+id = "h2h-fx-best"
+text = "ours beats theirs"
+best = { ours = ["tcp-r"], theirs = ["reno"] }
+'''
+
+
+def h2h_fixture(tmp_path):
+    """The fixture's runs at 2 % packet errors, as a head-to-head
+    experiment without a sweep."""
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    shutil.copy(os.path.join(FIX_EXP, "fx-sweep.toml"), exp)
+    (exp / "h2h-fx.toml").write_text(H2H)
+    res = tmp_path / "r"
+    shutil.copytree(FIX_RESULTS, res)
+    for path in glob.glob(os.path.join(FIX_RESULTS, "fx-sweep", "full", "*",
+                                       "forward.per=0.02-rep*.json")):
+        rec = record.load(path)
+        rec.pop("_path")
+        rec.update(experiment="h2h-fx", point={})
+        record.write(rec, str(res / "h2h-fx" / "full" / rec["variant"] /
+                              ("base-rep%d.json" % rec["rep"])))
+    return str(exp), str(res)
+
+
+def test_limit_is_the_rate_less_framing_and_loss():
+    geo = {"rate_bps": 1.5e6, "mss": 1448,
+           "forward": {"mean_loss": 1 - (1 - 1e-6) ** 12000}}
+    assert record.limit_bps(geo) / 1.5e6 == pytest.approx(0.9447, abs=1e-4)
+    old = {"rate_bps": 1e6, "mss": 0, "forward": {"per": 0.02, "loss": 0.0}}
+    assert record.limit_bps(old) == pytest.approx(1e6 * 1448 / 1514 * 0.98)
+
+
+def test_head_to_head_page_keeps_its_text(tmp_path):
+    """The report writes the tables between the page's markers, and
+    leaves the text around them as it was; the shares are goodput over
+    the path's limit."""
+    exp, res = h2h_fixture(tmp_path)
+    page = tmp_path / "head-to-head.md"
+    page.write_text("# Mine\n\nprose before\n\n%s\nold\n%s\n\nprose after\n"
+                    % (report.h2h.BEGIN, report.h2h.END))
+    md = tmp_path / "results.md"
+    report.build(md=str(md), results=res, experiments=exp, command="pytest")
+    text = page.read_text()
+    assert text.startswith("# Mine\n\nprose before\n\n" + report.h2h.BEGIN)
+    assert text.endswith(report.h2h.END + "\n\nprose after\n")
+    assert "\nold\n" not in text
+    assert (tmp_path / "results" / "head-to-head.png").stat().st_size > 1000
+    recs = [record.load(p) for p in glob.glob(
+        os.path.join(res, "h2h-fx", "full", "tcp-r", "*.json"))]
+    shares = [r["summary"]["variants"]["tcp-r"]["goodput"] * 1e6 /
+              (1e6 * 1436 / 1502 * 0.98) for r in recs]
+    want = stats.Estimate(shares)
+    row = [x for x in text.splitlines() if x.startswith("| tcp-r | 2 |")][0]
+    assert "%.1f ± %.1f %%" % (100 * want.mean, 100 * want.half) in row, row
+    summary = [x for x in text.splitlines() if x.startswith("| fx |")][0]
+    assert "| tcp-r |" in summary and "| reno |" in summary
+    claim = [x for x in md.read_text().splitlines()
+             if x.startswith("| h2h-fx-best")][0]
+    assert "best of tcp-r ≥ best of reno" in claim
+    report.build(md=str(md), results=res, experiments=exp, command="pytest")
+    assert page.read_text() == text
+
+
+def test_best_claim_is_checked(tmp_path):
+    bad = H2H.replace('theirs = ["reno"]', 'theirs = []')
+    (tmp_path / "h2h-fx.toml").write_text(bad)
+    with pytest.raises(xp.ExperimentError, match="best needs"):
+        xp.load_all(folder=str(tmp_path))

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The head-to-head page: every `h2h-*` experiment (one path each, every
+variant in one run) as one table and one plot, written between two
+markers of docs/head-to-head.md so that the text around them stays.
+Built from stored records only, as the rest of the report.
+"""
+
+import os
+
+from . import stats
+from .castate import fmt_shares
+from .record import limit_bps
+
+PREFIX = "h2h-"
+BEGIN = "<!-- satnet report: head-to-head, begin -->"
+END = "<!-- satnet report: head-to-head, end -->"
+METRIC = "limit_share"
+OWN_CC = ("r", "rn", "esack")      # the congestion controls of our modules
+
+
+def experiments(results):
+    """The head-to-head experiments with runs, in name order."""
+    return [results[n] for n in sorted(results) if n.startswith(PREFIX)
+            and results[n].recs]
+
+
+def _limit(res):
+    """Mbit/s a perfect sender gets on the path (the first record's: every
+    variant of a head-to-head runs the same scenario)."""
+    return limit_bps(res.recs[0]["meta"]["scenario"]) / 1e6
+
+
+def rows(res):
+    """One dict per variant with runs: the metrics of the table."""
+    out = []
+    for v in res.exp.variants:
+        e = res.estimate(v, {}, METRIC)
+        if not e.n:
+            continue
+        ca = {k: c.mean for k, c in res.ca_shares(v, {}).items()}
+        out.append({"variant": v, "share": e,
+                    "retrans": res.estimate(v, {}, "retrans_share"),
+                    "timeouts": res.estimate(v, {}, "timeouts"),
+                    "ca": ca if ca["open"] is not None else None})
+    return out
+
+
+def _pct(e):
+    if e.mean is None:
+        return "–"
+    if e.half is None:
+        return "%.1f %%" % (100 * e.mean)
+    return "%.1f ± %.1f %%" % (100 * e.mean, 100 * e.half)
+
+
+def ours(res):
+    return [v for v in res.exp.variants
+            if res.exp.catalogue[v].cc in OWN_CC]
+
+
+def best(res, names):
+    """The row among @names with the highest mean share, or None."""
+    cands = [r for r in rows(res) if r["variant"] in names]
+    return max(cands, key=lambda r: r["share"].mean) if cands else None
+
+
+def summary_table(exps):
+    lines = ["| path | limit (Mbit/s) | our best | share of limit | "
+             "retransmitted | Linux's best | share of limit | "
+             "retransmitted | ours / Linux's | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for res in exps:
+        own = ours(res)
+        a = best(res, own)
+        b = best(res, [v for v in res.exp.variants if v not in own])
+        if not a or not b:
+            continue
+        verdict = stats.verdict_better(a["share"], b["share"])
+        lines.append("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | "
+                     "**%s** |" % (
+                         res.exp.name[len(PREFIX):], _limit(res),
+                         a["variant"], _pct(a["share"]), _pct(a["retrans"]),
+                         b["variant"], _pct(b["share"]), _pct(b["retrans"]),
+                         stats.Ratio(a["share"], b["share"]).fmt(),
+                         verdict))
+    return lines
+
+
+def path_table(res):
+    lines = ["### %s" % res.exp.name, "", res.exp.title + ".", "",
+             "| variant | n | goodput / limit | retransmitted | timeouts "
+             "per run | time in CA state |", "|---|---|---|---|---|---|"]
+    for r in rows(res):
+        lines.append("| %s | %d | %s | %s | %s | %s |" % (
+            r["variant"], r["share"].n, _pct(r["share"]),
+            _pct(r["retrans"]), "%.1f" % r["timeouts"].mean,
+            fmt_shares(r["ca"]) if r["ca"] else "–"))
+    return lines + [""]
+
+
+def plot(exps, path):
+    """Grouped bars: one group per path, one bar per variant (error bars:
+    95 % CI), goodput as a share of the path's limit."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    variants = list(dict.fromkeys(v for res in exps
+                                  for v in res.exp.variants))
+    width = 0.8 / len(variants)
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.3 * len(exps)), 4.2))
+    for i, v in enumerate(variants):
+        xs, ys, errs = [], [], []
+        for x, res in enumerate(exps):
+            e = res.estimate(v, {}, METRIC)
+            if e.n:
+                xs.append(x - 0.4 + (i + 0.5) * width)
+                ys.append(e.mean)
+                errs.append(e.half or 0)
+        ax.bar(xs, ys, width, yerr=errs, capsize=1.5, label=v,
+               color="C%d" % (i % 10))
+    ax.set_xticks(range(len(exps)),
+                  [res.exp.name[len(PREFIX):] for res in exps],
+                  rotation=20, ha="right", fontsize=8)
+    ax.axhline(1.0, color="black", linewidth=0.6)
+    ax.set_ylabel("goodput / physical limit")
+    ax.set_ylim(0, 1.1)
+    ax.legend(fontsize=7, ncol=5, loc="upper center",
+              bbox_to_anchor=(0.5, -0.25))
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def block(exps, figdir, mddir, header):
+    """The generated part of the page."""
+    plot(exps, os.path.join(figdir, "head-to-head.png"))
+    rel = os.path.relpath(figdir, mddir)
+    out = [BEGIN, ""] + header + [
+        "", "![head-to-head](%s/head-to-head.png)" % rel, "",
+        "Goodput as a share of each path's physical limit (the bottleneck "
+        "rate less framing and the data path's non-congestion loss), mean "
+        "± 95 % CI over the runs; retransmitted: segments retransmitted / "
+        "segments sent. Verdict: whether the CI of ours / Linux's lies "
+        "above 1 (*holds*), below (*fails*) or holds 1 "
+        "(*inconclusive*).", ""]
+    out += summary_table(exps) + [""]
+    for res in exps:
+        out += path_table(res)
+    return out + [END]
+
+
+def write(path, lines):
+    """Replace the block between the markers of @path (the whole file
+    when it has none)."""
+    text = open(path).read() if os.path.exists(path) else ""
+    head, sep, rest = text.partition(BEGIN)
+    if sep and END in rest:
+        tail = rest.split(END, 1)[1]
+    else:
+        head, tail = "# Head to head\n\n", "\n"
+    with open(path, "w") as f:
+        f.write(head + "\n".join(lines) + tail)
