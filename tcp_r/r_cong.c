@@ -22,18 +22,19 @@
  * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
  * the recovery begins on the modified path, set_state() replaces the
  * ssthresh by the cwnd before the loss, and every ACK of the recovery
- * raises it as Reno raises cwnd outside one (r_grow()): PRR makes cwnd
- * follow it, and the end of recovery sets cwnd to it.  Without that the
- * window would stand still for the whole recovery, and a path that
- * corrupts a segment every few RTTs is in recovery most of the time.
- * The stack leaves Recovery (set_state) before it sets cwnd to
- * ssthresh, so the ssthresh before the loss is given back only after
- * that, on CA_EVENT_COMPLETE_CWR.  The
+ * raises it as Reno raises cwnd outside one (r_grow()).  PRR is given
+ * the headroom to set cwnd to it on every ACK (r_follow_window()), and
+ * the end of recovery sets cwnd to it.  Without that the window would
+ * stand still for the whole recovery, or trail PRR's one segment more
+ * than was delivered per ACK, and a path that corrupts a segment every
+ * few RTTs is in recovery most of the time.  The stack leaves Recovery
+ * (set_state) before it sets cwnd to ssthresh, so the ssthresh before
+ * the loss is given back only after that, on CA_EVENT_COMPLETE_CWR.  The
  * stack queued an ECN CWR when the recovery began; a modified recovery
  * reduces nothing, so the CWR is withdrawn.  An ECE or a dupACK without
  * the bit during the recovery halves ssthresh from the old cwnd and
  * queues the CWR, and PRR carries out the standard reduction from then
- * on.
+ * on, its counts started over.
  *
  * Lost retransmissions.  RACK marks a retransmission lost when a segment
  * sent after it is delivered, inside the same recovery: no second cwnd
@@ -71,7 +72,7 @@ MODULE_PARM_DESC(rack_steer,
 static unsigned int rtt0_ms __read_mostly;
 module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
 MODULE_PARM_DESC(rtt0_ms,
-		 "Window growth compensated for the RTT as TCP Hybla's, with this RTT0 in ms, also in a modified recovery (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
+		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms, also in a modified recovery; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
 
 struct r {
 	struct rn_latch latch;	/* first: tcp_rn's hook fills it */
@@ -121,7 +122,7 @@ static void r_release(struct sock *sk)
 static void r_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
 	rn_grow_cwnd(sk, ack, acked,
-		     sat_rho8(tcp_sk(sk)->srtt_us, READ_ONCE(rtt0_ms)));
+		     sat_rho8(tcp_min_rtt(tcp_sk(sk)), READ_ONCE(rtt0_ms)));
 }
 
 /*
@@ -236,15 +237,35 @@ static void r_grow_window(struct sock *sk, u8 state)
 	struct r *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 acked = tp->delivered - ca->delivered;
+	u32 rho8 = sat_rho8(tcp_min_rtt(tp), READ_ONCE(rtt0_ms));
 
 	ca->delivered = tp->delivered;
 	ca->pre_grow = tp->snd_ssthresh;
 	if (!(ca->core.flags & R_F_MOD) || state != TCP_CA_Recovery ||
 	    !tcp_is_cwnd_limited(sk))
 		return;
-	tp->snd_ssthresh = min(r_grow(&ca->core, tp->snd_ssthresh, acked,
-				      sat_rho8(tp->srtt_us, READ_ONCE(rtt0_ms))),
+	tp->snd_ssthresh = min(r_grow(&ca->core, tp->snd_ssthresh, acked, rho8),
 			       tp->snd_cwnd_clamp);
+}
+
+/*
+ * No reduction in a modified recovery: PRR (tcp_cwnd_reduction()) sends
+ * up to ssthresh, the grown window, on this ACK rather than one segment
+ * more than was delivered, so that cwnd is that window as it would be
+ * outside a recovery.  The headroom is given only while no more than
+ * ssthresh is in flight: nothing this ACK does adds to that, so PRR's
+ * proportional reduction, which would spend the headroom, never runs.
+ */
+static void r_follow_window(struct sock *sk, u8 state)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!(ca->core.flags & R_F_MOD) || state != TCP_CA_Recovery ||
+	    tcp_packets_in_flight(tp) > tp->snd_ssthresh)
+		return;
+	tp->prr_delivered = max(tp->prr_delivered,
+				tp->prr_out + tp->snd_ssthresh);
 }
 
 /* Runs after SACK processing and before loss detection of this ACK. */
@@ -262,10 +283,14 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	r_gather(sk, flags, &a);
 	if (r_on_ack(&ca->core, &p, &a) == R_ACT_HALVE &&
 	    state == TCP_CA_Recovery) {
+		/* PRR's reduction starts here, without the headroom. */
 		tp->snd_ssthresh = r_halve(tp->prior_cwnd);
+		tp->prr_delivered = 0;
+		tp->prr_out = 0;
 		r_ecn_cwr(sk, true);
 	}
 	r_grow_window(sk, state);
+	r_follow_window(sk, state);
 
 	tp->reordering = R_DUPTHRESH;
 	r_rack_steer(sk, state);

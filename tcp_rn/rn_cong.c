@@ -153,7 +153,7 @@ EXPORT_SYMBOL_GPL(rn_rtt0_ops);
 static unsigned int rtt0_ms __read_mostly;
 module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
 MODULE_PARM_DESC(rtt0_ms,
-		 "Window growth compensated for the RTT as TCP Hybla's, with this RTT0 in ms (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
+		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
 
 static unsigned int ece_rtts __read_mostly = 1;
 module_param(ece_rtts, uint, 0644);
@@ -809,7 +809,7 @@ static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
 	struct rn *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 rho8 = sat_rho8(tp->srtt_us, READ_ONCE(rtt0_ms));
+	u32 rho8 = sat_rho8(tcp_min_rtt(tp), READ_ONCE(rtt0_ms));
 
 	if (!(ca->core.flags & RN_F_LT)) {
 		rn_grow_cwnd(sk, ack, acked, rho8);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of the window growth shared by rn and r
- * (include/satnet/grow.h): Reno's rule, and Hybla's RTT-compensated one
- * checked against its closed forms (2^rho - 1 per segment in slow start,
- * rho^2 / cwnd in congestion avoidance), rho from the smoothed RTT, and
+ * (include/satnet/grow.h): Reno's rule, and Hybla's RTT-compensated
+ * congestion avoidance checked against its closed form (rho^2 / cwnd per
+ * segment), slow start Reno's whatever rho, rho from the minimum RTT, and
  * the bounds.
  */
 #include "tests/unit/unit.h"
@@ -11,12 +11,13 @@
 
 static void test_rho8(void)
 {
-	CHECK_EQ(sat_rho8(600000 << 3, 0), 0);		/* off: Reno */
-	CHECK_EQ(sat_rho8(600000 << 3, 25), 24 << 3);	/* GEO: rho 24 */
-	CHECK_EQ(sat_rho8(30000 << 3, 25), 9);		/* rho 1.125 */
-	CHECK_EQ(sat_rho8(1000 << 3, 25), SAT_RHO8_MIN);	/* short RTT */
-	CHECK_EQ(sat_rho8(0xffffffffU, 1), SAT_RHO8_MAX);
-	CHECK_EQ(sat_rho8(600000 << 3, SAT_RTT0_MS_MAX), SAT_RHO8_MIN);
+	CHECK_EQ(sat_rho8(600000, 0), 0);		/* off: Reno */
+	CHECK_EQ(sat_rho8(600000, 25), 24 << 3);	/* GEO: rho 24 */
+	CHECK_EQ(sat_rho8(30000, 25), 9);		/* rho 1.125 */
+	CHECK_EQ(sat_rho8(1000, 25), SAT_RHO8_MIN);	/* short RTT */
+	CHECK_EQ(sat_rho8(0xfffffffeU, 1), SAT_RHO8_MAX);
+	CHECK_EQ(sat_rho8(~0U, 25), SAT_RHO8_MIN);	/* no sample yet */
+	CHECK_EQ(sat_rho8(600000, SAT_RTT0_MS_MAX), SAT_RHO8_MIN);
 }
 
 static void test_reno(void)
@@ -41,22 +42,22 @@ static void test_hybla_rho1(void)
 	for (i = 0; i < 50; i++)
 		w = sat_grow(&cnt, w, 20, 1, SAT_RHO8_MIN);
 	CHECK(w == 50 || w == 51);	/* rounding of 128/cwnd */
-	CHECK_EQ(sat_hybla_step(50, 20, SAT_RHO8_MIN), 2 * 64 / 50);
+	CHECK_EQ(sat_hybla_step(50, SAT_RHO8_MIN), 2 * 64 / 50);
 }
 
-static void test_hybla_slow_start(void)
+/* Slow start is Reno's whatever rho: one segment per segment. */
+static void test_slow_start_is_renos(void)
 {
 	u32 cnt = 0;
 
-	/* rho 3: 2^3 - 1 = 7 segments per segment delivered. */
-	CHECK_EQ(sat_hybla_step(10, 1000, 3 << 3), 7 * 128);
-	CHECK_EQ(sat_grow(&cnt, 10, 1000, 2, 3 << 3), 24);
-	/* rho 3.5: 2^3.5 - 1 = 10.31, Hybla's table gives 10.3125. */
-	CHECK_EQ(sat_hybla_step(10, 1000, 28), 181 * 8 - 128);
-	/* rho 24: capped at 2^16, and slow start stops at ssthresh. */
-	CHECK_EQ(sat_hybla_step(10, 1000, 24 << 3), (128U << 16) - 128);
-	CHECK_EQ(sat_grow(&cnt, 10, 75, 1, 24 << 3), 75);
+	CHECK_EQ(sat_grow(&cnt, 10, 1000, 2, 3 << 3), 12);
+	CHECK_EQ(sat_grow(&cnt, 10, 1000, 5, 24 << 3), 15);
 	CHECK_EQ(cnt, 0);
+	/* It stops at ssthresh; the rest counts in avoidance: rho 4 at
+	 * cwnd 75 adds 16 / 75 per segment, 10 segments 2.13.
+	 */
+	CHECK_EQ(sat_grow(&cnt, 70, 75, 15, 4 << 3), 75 + 10 * 27 / 128);
+	CHECK_EQ(cnt, 10 * 27 % 128);
 }
 
 static void test_hybla_avoidance(void)
@@ -64,7 +65,7 @@ static void test_hybla_avoidance(void)
 	u32 cnt = 0, w = 100, acked = 0;
 
 	/* rho 4: rho^2 = 16 segments per window delivered. */
-	CHECK_EQ(sat_hybla_step(100, 50, 4 << 3), 2 * 32 * 32 / 100);
+	CHECK_EQ(sat_hybla_step(100, 4 << 3), 2 * 32 * 32 / 100);
 	while (acked < 100) {
 		w = sat_grow(&cnt, w, 50, 1, 4 << 3);
 		acked++;
@@ -84,7 +85,7 @@ int main(void)
 	RUN(test_rho8);
 	RUN(test_reno);
 	RUN(test_hybla_rho1);
-	RUN(test_hybla_slow_start);
+	RUN(test_slow_start_is_renos);
 	RUN(test_hybla_avoidance);
 	return unit_report("test_grow");
 }

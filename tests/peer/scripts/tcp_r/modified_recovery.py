@@ -6,10 +6,11 @@ procedure are bypassed."  Three marked dupACKs and no ECE give exactly one
 retransmission.  The window is not cut, and it goes on growing through the
 recovery as Reno's grows outside one (here in slow start: one segment per
 segment delivered); when the recovery ends ssthresh is what it was before
-it, and cwnd is the window grown, not the ssthresh left by an earlier
-timeout (the stack leaves Recovery before it sets cwnd to ssthresh, so r
-gives ssthresh back only after that).  Under classic dupthresh and under
-RACK."""
+it, and cwnd is the window grown, in the recovery (PRR would send one
+segment more than was delivered per ACK) and after it, not the ssthresh
+left by an earlier timeout (the stack leaves Recovery before it sets
+cwnd to ssthresh, so r gives ssthresh back only after that).  Under
+classic dupthresh and under RACK."""
 
 import rflow
 
@@ -37,9 +38,13 @@ def modified(t, rec):
     # growth outside it counts that ACK (+1 in slow start).
     grown = rflow.reno_grow(before.snd_cwnd, before.snd_ssthresh,
                             (end - hole) // rflow.MSS - 4)
-    t.check(c.info().snd_ssthresh == grown,
+    i = c.info()
+    t.check(i.snd_ssthresh == grown,
             "the window grew in the recovery: %d -> %d" %
             (before.snd_cwnd, grown))
+    t.check(i.snd_cwnd == grown,
+            "cwnd is that window in the recovery, not PRR's: %d" %
+            i.snd_cwnd)
     i = rflow.close_hole(t, c, end)
     t.check(i.ca_state == t.OPEN, "Recovery over")
     t.check(i.snd_ssthresh == before.snd_ssthresh,
