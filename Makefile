@@ -18,8 +18,10 @@
 #                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
 # make soak       SOAK_MINUTES (10) of churn and faults under the debug kernel
 #                 (tools/soak): counters must add up, nothing may crash or leak
-# make bench      every experiment's quick set (satnet run), then the report
-#                 docs/results.md (satnet report); BENCH_ARGS adds options
+# make bench      every seed experiment's quick set (satnet run), then the
+#                 report docs/results.md (satnet report); BENCH_ARGS adds options
+# make head-to-head  the head-to-head experiments (experiments/h2h-*.toml),
+#                 then the report and docs/head-to-head.md
 # make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
 # make bench-epdn-cost  the epdn core's instructions per operation, counted
 #                 by callgrind on the host, no VM (docs/epdn-bench.md)
@@ -61,7 +63,7 @@ FUZZ_SECONDS ?= 600
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
 .PHONY: all modules unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
-	test-debug soak bench bench-epdn bench-epdn-cost install clean deps kdir
+	test-debug soak bench head-to-head bench-epdn bench-epdn-cost install clean deps kdir
 
 all: modules unit tc
 
@@ -133,10 +135,20 @@ soak: deps
 		--log build/soak-console.log -- \
 		tools/soak --minutes $(SOAK_MINUTES) --require-debug --out build/soak
 
+SEED_EXPS := $(basename $(notdir $(shell grep -l '^\[quick\]' \
+	experiments/s[0-9]*.toml)))
+H2H_EXPS := $(basename $(notdir $(wildcard experiments/h2h-*.toml)))
+
 bench: deps
 	$(MAKE) all
-	satnet run --quick --serial-control s000-fig2:tcp-r $(BENCH_ARGS)
+	satnet run --quick --serial-control s000-fig2:tcp-r $(BENCH_ARGS) \
+		$(SEED_EXPS)
 	satnet report --command "make bench"
+
+head-to-head: deps
+	$(MAKE) all
+	satnet run --quick $(BENCH_ARGS) $(H2H_EXPS)
+	satnet report --command "make head-to-head"
 
 # The epdn qdisc's per-packet cost against pfifo and fq_codel (pktgen) and
 # its TCP goodput (iperf3), docs/epdn-bench.md: 20-30 minutes in the VM.

@@ -8,16 +8,18 @@ rtt0_ms 0 the same ACKs grow cwnd as Reno does."""
 import rflow
 
 MODULES = rflow.MODULES
-SYSCTL = rflow.SYSCTL
+# rho comes from the minimum RTT: the kernel's own filter, not rflow's
+# latest sample.
+SYSCTL = dict(rflow.SYSCTL, **{"net.ipv4.tcp_min_rtt_wlen": 300})
 PARAMS = {"tcp_r": {"rtt0_ms": 0}}
-RTT0_MS = 10
+RHO = 4                 # rtt0_ms is set for about this rho
 DELAY = 0.2             # s: the RTT the ACKs make
 
 
-def rho8(rtt_us):
+def rho8(rtt_us, rtt0_ms):
     """rho << 3 as include/satnet/grow.h computes it from the minimum RTT
     (tcp_info's min_rtt; one step either way is allowed below)."""
-    return max(8, min(rtt_us * 8 // (RTT0_MS * 1000), 512))
+    return max(8, min(rtt_us * 8 // (rtt0_ms * 1000), 512))
 
 
 def avoidance(cwnd, acked, r8):
@@ -36,9 +38,11 @@ def to_avoidance(t, c):
 
 
 def run(t):
-    t.param("tcp_r", "rtt0_ms", RTT0_MS)
     c = rflow.start(t, 1, initcwnd=40, write=2000)
     rflow.timeout_first(t, c)
+    # The minimum RTT is the peer's reaction time (the handshake's).
+    rtt0 = max(1, c.info().min_rtt // (RHO * 1000))
+    t.param("tcp_r", "rtt0_ms", rtt0)
     before, i = to_avoidance(t, c)
     t.check(before.snd_cwnd + 2 < before.snd_ssthresh,
             "slow start below ssthresh %d" % before.snd_ssthresh)
@@ -55,7 +59,7 @@ def run(t):
     rflow.ack_all(t, c, DELAY)
     after = c.info()
     acked = after.delivered - i.delivered
-    r8 = rho8(after.min_rtt)
+    r8 = rho8(after.min_rtt, rtt0)
     want = sorted(avoidance(i.snd_cwnd, acked, r)
                   for r in (max(r8 - 1, 8), r8, min(r8 + 1, 512)))
     # + 1: what slow start's last ACK left owed in avoidance
