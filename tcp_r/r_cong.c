@@ -32,9 +32,9 @@
  * the loss is given back only after that, on CA_EVENT_COMPLETE_CWR.  The
  * stack queued an ECN CWR when the recovery began; a modified recovery
  * reduces nothing, so the CWR is withdrawn.  An ECE or a dupACK without
- * the bit during the recovery halves ssthresh from the old cwnd and
- * queues the CWR, and PRR carries out the standard reduction from then
- * on, its counts started over.
+ * the bit during the recovery halves the window grown so far (at least
+ * the old cwnd) and queues the CWR, and PRR carries out the standard
+ * reduction from then on, its counts started over.
  *
  * Lost retransmissions.  RACK marks a retransmission lost when a segment
  * sent after it is delivered, inside the same recovery: no second cwnd
@@ -268,6 +268,17 @@ static void r_follow_window(struct sock *sk, u8 state)
 				tp->prr_out + tp->snd_ssthresh);
 }
 
+/*
+ * The window a reduction halves: the cwnd before the recovery, or the
+ * window a modified recovery has grown since, which ssthresh holds.
+ */
+static u32 r_window(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	return max(tp->prior_cwnd, tp->snd_ssthresh);
+}
+
 /* Runs after SACK processing and before loss detection of this ACK. */
 static void r_in_ack_event(struct sock *sk, u32 flags)
 {
@@ -284,7 +295,7 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	if (r_on_ack(&ca->core, &p, &a) == R_ACT_HALVE &&
 	    state == TCP_CA_Recovery) {
 		/* PRR's reduction starts here, without the headroom. */
-		tp->snd_ssthresh = r_halve(tp->prior_cwnd);
+		tp->snd_ssthresh = r_halve(r_window(sk));
 		tp->prr_delivered = 0;
 		tp->prr_out = 0;
 		r_ecn_cwr(sk, true);
@@ -325,7 +336,7 @@ static void r_recovery_stop(struct sock *sk, bool timeout)
 {
 	struct r *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 ssthresh = r_recovery_ends(&ca->core, timeout, tp->prior_cwnd);
+	u32 ssthresh = r_recovery_ends(&ca->core, timeout, r_window(sk));
 
 	if (!ssthresh)
 		return;

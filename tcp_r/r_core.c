@@ -134,11 +134,12 @@ u32 r_grow(struct r_sender *s, u32 wnd, u32 acked, u32 rho8)
  * once the stack has set cwnd (see r_giveback()).  A timeout during it
  * means the one retransmission the seed allows did not repair the hole:
  * the "not congestion" verdict is withdrawn and the timeout gets the
- * standard response, half the cwnd before the recovery (seed 000 §2.2.1
+ * standard response, half the window @wnd: the cwnd before the
+ * recovery, or what the recovery has grown it to (seed 000 §2.2.1
  * bypasses the reduction of fast recovery only).  It counts as a
  * recovery that turned standard, under drop.
  */
-u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 prior_cwnd)
+u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 wnd)
 {
 	if (!(s->flags & R_F_MOD))
 		return 0;
@@ -147,7 +148,7 @@ u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 prior_cwnd)
 		return s->saved_ssthresh;
 	s->paths[R_PATH_DROP]++;
 	s->turned++;
-	return r_halve(prior_cwnd);
+	return r_halve(wnd);
 }
 
 /*

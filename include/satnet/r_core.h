@@ -99,7 +99,7 @@ enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 		       u32 ssthresh_before);
 u32 r_grow(struct r_sender *s, u32 wnd, u32 acked, u32 rho8);
-u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 prior_cwnd);
+u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 wnd);
 u32 r_giveback(u32 saved, u32 ssthresh, bool undone);
 u32 r_halve(u32 cwnd);
 

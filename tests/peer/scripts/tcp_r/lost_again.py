@@ -2,7 +2,8 @@
 once in a RTT" (seed 000 §2.2.1).  With RACK the retransmission of the
 hole is found lost when data sent after it is SACKed, and the hole goes
 out a second time: the modified fast recovery then turns standard and
-ssthresh is halved from the cwnd before the recovery.  RACK only: classic
+ssthresh is halved from the window it had grown to (not from the smaller
+cwnd before the recovery).  RACK only: classic
 loss detection finds a lost retransmission by the timer alone
 (timeout_in_modified.py)."""
 
@@ -22,8 +23,11 @@ def lost_again(t):
     more += c.drain(within=0.3)                      # hole does not
     t.check(rflow.retransmissions(c, more, hole) == 1,
             "RACK: the hole goes out a second time")
+    grown = rflow.check_kept(t, c, before)
+    t.check(grown.snd_ssthresh > before.snd_cwnd,
+            "the window grew in the recovery")
     rflow.sack_rest(t, c, hole, c.snd_nxt)
-    i = rflow.check_halved(t, c, before, "lost again", "ab_tot")
+    i = rflow.check_halved(t, c, before, "lost again", "ab_tot", grown)
     t.check(i.ca_state == t.RECOVERY, "still in Recovery")
 
 

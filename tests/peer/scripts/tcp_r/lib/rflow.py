@@ -134,16 +134,21 @@ def recovery(t, c, marks, **kw):
 
 
 def check_kept(t, c, before):
-    t.check(c.info().snd_ssthresh >= before.snd_cwnd,
-            "modified recovery: ssthresh not halved")
-
-
-def check_halved(t, c, before, why, path=None):
-    """ssthresh is half the cwnd before the recovery; with @path, the
-    recovery counts on that path of r's cc_info."""
+    """Returns tcp_info: its ssthresh is the window the recovery holds."""
     i = c.info()
-    t.check(i.snd_ssthresh == halved(before.snd_cwnd),
-            "%s: ssthresh halved from cwnd %d" % (why, before.snd_cwnd))
+    t.check(i.snd_ssthresh >= before.snd_cwnd,
+            "modified recovery: ssthresh not halved")
+    return i
+
+
+def check_halved(t, c, before, why, path=None, grown=None):
+    """ssthresh is half the cwnd before the recovery, or half the window
+    a modified recovery had @grown to (tcp_info while it held it); with
+    @path, the recovery counts on that path of r's cc_info."""
+    wnd = max(before.snd_cwnd, grown.snd_ssthresh if grown else 0)
+    i = c.info()
+    t.check(i.snd_ssthresh == halved(wnd),
+            "%s: ssthresh halved from window %d" % (why, wnd))
     if path:
         t.check(c.cc_info()[path] == 1, "counted on r's %s" % path)
     return i
