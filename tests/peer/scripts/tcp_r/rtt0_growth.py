@@ -56,6 +56,9 @@ def run(t):
         rflow.ack_all(t, c, DELAY)
         i = c.info()
     t.check(i.snd_cwnd >= i.snd_ssthresh, "slow start over")
+    # Every RTT sample from here on is DELAY or more: the minimum holds.
+    rtt0 = max(1, i.min_rtt // (RHO * 1000))
+    t.param("tcp_r", "rtt0_ms", rtt0)
     rflow.ack_all(t, c, DELAY)
     after = c.info()
     acked = after.delivered - i.delivered
