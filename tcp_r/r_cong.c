@@ -344,6 +344,14 @@ static void r_recovery_stop(struct sock *sk, bool timeout)
 		tp->snd_ssthresh = min(tp->snd_ssthresh, ssthresh);
 		return;
 	}
+	/*
+	 * Undone (tcp_undo_cwnd_reduction() cleared undo_marker): the stack
+	 * sets no cwnd, and after a partial undo sends no COMPLETE_CWR.
+	 */
+	if (!tp->undo_marker) {
+		tp->snd_ssthresh = r_giveback(ssthresh, tp->snd_ssthresh, true);
+		return;
+	}
 	/* cong_avoid() counts what the ACK that ends the recovery delivered. */
 	tp->snd_ssthresh = ca->pre_grow;
 	ca->giveback = ssthresh;

@@ -1,0 +1,37 @@
+"""A modified fast recovery that the stack undoes gives back the ssthresh
+from before the loss.  The timestamp echoed on the ACK for the hole shows
+that its first transmission arrived (the segment was reordered, not lost),
+so Linux undoes the recovery (tcp_try_undo_partial(), TCPPartialUndo) and
+leaves it without setting cwnd and without CA_EVENT_COMPLETE_CWR: ssthresh
+must then be the one from before the loss, not the window the recovery
+held in it, or every undone recovery would end slow start.  Under classic
+dupthresh and under RACK."""
+
+import rflow
+
+MODULES = rflow.MODULES
+SYSCTL = rflow.SYSCTL
+FAMILIES = (4, 6)
+
+
+def undone(t, rec):
+    c = rflow.start(t, rec)
+    old = c.ts_recent               # the hole's first transmission's TSval
+    before, hole, end, _ = rflow.recovery(t, c, [True, True, True])
+    held = rflow.check_kept(t, c, before)
+    t.check(held.snd_ssthresh < before.snd_ssthresh,
+            "the recovery holds its window in ssthresh (%d)" %
+            held.snd_ssthresh)
+    c.ack(hole + rflow.MSS, sack=[(hole + 2 * rflow.MSS, end)], dn=True,
+          tsecr=old)
+    c.drain(within=0.3)
+    i = c.info()
+    t.check(i.ca_state != t.RECOVERY, "the recovery was undone")
+    t.check(i.snd_ssthresh == before.snd_ssthresh,
+            "ssthresh given back: %d" % before.snd_ssthresh)
+    t.check(i.snd_cwnd >= held.snd_ssthresh, "cwnd kept (%d)" % i.snd_cwnd)
+
+
+def run(t):
+    for rec in (0, 1):
+        undone(t, rec)
