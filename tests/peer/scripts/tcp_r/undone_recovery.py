@@ -19,11 +19,13 @@ def undone(t, rec):
     old = c.ts_recent               # the hole's first transmission's TSval
     before, hole, end, _ = rflow.recovery(t, c, [True, True, True])
     held = rflow.check_kept(t, c, before)
+    t.check(end > hole + 4 * rflow.MSS, "an ACK to hole + 4 is partial")
     t.check(held.snd_ssthresh < before.snd_ssthresh,
             "the recovery holds its window in ssthresh (%d)" %
             held.snd_ssthresh)
-    c.ack(hole + rflow.MSS, sack=[(hole + 2 * rflow.MSS, end)], dn=True,
-          tsecr=old)
+    # The hole arrives late: one cumulative ACK up to the data the
+    # dupACKs SACKed, below what was sent before the retransmission.
+    c.ack(hole + 4 * rflow.MSS, tsecr=old)
     c.drain(within=0.3)
     i = c.info()
     t.check(i.ca_state != t.RECOVERY, "the recovery was undone")
