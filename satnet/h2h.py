@@ -58,10 +58,11 @@ def ours(res):
             if res.exp.catalogue[v].cc in OWN_CC]
 
 
-def best(res, names):
-    """The row among @names with the highest mean share, or None."""
-    cands = [r for r in rows(res) if r["variant"] in names]
-    return max(cands, key=lambda r: r["share"].mean) if cands else None
+def best(res, table, names):
+    """The row of @table for the best of @names (Results.best()), or
+    None."""
+    b = res.best(names, {}, METRIC)
+    return next(r for r in table if r["variant"] == b[0]) if b else None
 
 
 def summary_table(exps):
@@ -70,9 +71,9 @@ def summary_table(exps):
              "retransmitted | ours / Linux's | verdict |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for res in exps:
-        own = ours(res)
-        a = best(res, own)
-        b = best(res, [v for v in res.exp.variants if v not in own])
+        own, table = ours(res), rows(res)
+        a = best(res, table, own)
+        b = best(res, table, [v for v in res.exp.variants if v not in own])
         if not a or not b:
             continue
         verdict = stats.verdict_better(a["share"], b["share"])

@@ -62,6 +62,13 @@ class Results:
         return stats.Estimate([_metric(r, variant, metric)
                                for r in self.runs(variant, point, recs)])
 
+    def best(self, variants, point, metric=None):
+        """(variant, Estimate) with the highest mean among @variants that
+        have runs, or None."""
+        ests = [(v, self.estimate(v, point, metric)) for v in variants]
+        return max(((v, e) for v, e in ests if e.n),
+                   key=lambda x: x[1].mean, default=None)
+
     def counter(self, variant, point, name):
         return stats.Estimate([_counter(r, variant, name)
                                for r in self.runs(variant, point)])
@@ -197,17 +204,11 @@ def judge(claim, res):
             stats.verdict_better(a, b, lower))
 
 
-def best_of(res, variants, point, metric):
-    """(variant, Estimate) with the highest mean among @variants."""
-    ests = [(v, res.estimate(v, point, metric)) for v in variants]
-    return max(((v, e) for v, e in ests if e.n), key=lambda x: x[1].mean)
-
-
 def judge_best(claim, res):
     """The best of ours against the best of theirs, each picked by its
     mean; the pair is then judged as `better`."""
-    a, ea = best_of(res, claim.spec["ours"], claim.at, claim.metric)
-    b, eb = best_of(res, claim.spec["theirs"], claim.at, claim.metric)
+    a, ea = res.best(claim.spec["ours"], claim.at, claim.metric)
+    b, eb = res.best(claim.spec["theirs"], claim.at, claim.metric)
     return ("%s: %s; %s: %s; ratio %s" % (a, ea.fmt(), b, eb.fmt(),
                                           stats.Ratio(ea, eb).fmt()),
             stats.verdict_better(ea, eb))

@@ -16,7 +16,10 @@
  * tp->reordering is held at 3 for classic loss detection, and with RACK
  * (net.ipv4.tcp_recovery & 1) the hole is marked lost at the third dupACK
  * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh; before it,
- * while every dupACK had the bit, RACK is held back.
+ * while every dupACK had the bit, RACK is held back.  With RACK the
+ * stack keeps its own estimate in tp->reordering: once it has seen
+ * reordering, cwnd grows on SACKed data too (tcp_may_raise_cwnd()), and
+ * on a path that delays every other segment most data is SACKed first.
  *
  * Modified fast recovery.  The stack enters Recovery with the ssthresh
  * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
@@ -34,7 +37,9 @@
  * reduces nothing, so the CWR is withdrawn.  An ECE or a dupACK without
  * the bit during the recovery halves the window grown so far (at least
  * the old cwnd) and queues the CWR, and PRR carries out the standard
- * reduction from then on, its counts started over.
+ * reduction from then on, its counts started over; the recovery point
+ * moves to snd_nxt, so the data the grown window sent is covered by this
+ * one reduction.
  *
  * Lost retransmissions.  RACK marks a retransmission lost when a segment
  * sent after it is delivered, inside the same recovery: no second cwnd
@@ -215,8 +220,7 @@ static void r_rack_steer(struct sock *sk, u8 state)
 	struct r *ca = inet_csk_ca(sk);
 	u32 sacked = tcp_sk(sk)->sacked_out;
 
-	if (state >= TCP_CA_CWR || !sacked || !rn_is_rack(sk) ||
-	    !READ_ONCE(rack_steer))
+	if (state >= TCP_CA_CWR || !sacked || !READ_ONCE(rack_steer))
 		return;
 	if (sacked < R_DUPTHRESH) {
 		if (ca->core.verdict == R_PATH_MODIFIED)
@@ -279,6 +283,27 @@ static u32 r_window(const struct sock *sk)
 	return max(tp->prior_cwnd, tp->snd_ssthresh);
 }
 
+/*
+ * A modified recovery turns standard: halve the window as a recovery that
+ * began now would, and like it cover all that was sent so far.  The grown
+ * window kept sending after the recovery point; a loss there is part of
+ * the congestion this halving answers, not a second one that would halve
+ * again as soon as the old point is acknowledged.  PRR's reduction starts
+ * here, from that window and without the headroom.
+ */
+static void r_turn_standard(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 wnd = r_window(sk);
+
+	tp->snd_ssthresh = r_halve(wnd);
+	tp->prior_cwnd = wnd;
+	tp->high_seq = tp->snd_nxt;
+	tp->prr_delivered = 0;
+	tp->prr_out = 0;
+	r_ecn_cwr(sk, true);
+}
+
 /* Runs after SACK processing and before loss detection of this ACK. */
 static void r_in_ack_event(struct sock *sk, u32 flags)
 {
@@ -293,18 +318,15 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	r_params(&p);
 	r_gather(sk, flags, &a);
 	if (r_on_ack(&ca->core, &p, &a) == R_ACT_HALVE &&
-	    state == TCP_CA_Recovery) {
-		/* PRR's reduction starts here, without the headroom. */
-		tp->snd_ssthresh = r_halve(r_window(sk));
-		tp->prr_delivered = 0;
-		tp->prr_out = 0;
-		r_ecn_cwr(sk, true);
-	}
+	    state == TCP_CA_Recovery)
+		r_turn_standard(sk);
 	r_grow_window(sk, state);
 	r_follow_window(sk, state);
 
-	tp->reordering = R_DUPTHRESH;
-	r_rack_steer(sk, state);
+	if (rn_is_rack(sk))
+		r_rack_steer(sk, state);
+	else
+		tp->reordering = R_DUPTHRESH;
 }
 
 static void r_recovery_start(struct sock *sk)

@@ -559,3 +559,20 @@ def test_best_claim_is_checked(tmp_path):
     (tmp_path / "h2h-fx.toml").write_text(bad)
     with pytest.raises(xp.ExperimentError, match="best needs"):
         xp.load_all(folder=str(tmp_path))
+
+
+SS_LINE = (
+    "ESTAB 0 1448000 10.0.1.1:40000 10.0.2.1:5201\n"
+    "\t cubic wscale:7,7 rto:1236 rtt:612.3/4.1 mss:1448 cwnd:22 "
+    "ssthresh:13 bytes_sent:2263173 bytes_retrans:251300 "
+    "bytes_acked:1506402 unacked:352 retrans:1/176 lost:1 sacked:340 "
+    "reordering:9\n")
+
+
+def test_ss_row_keeps_the_scoreboard():
+    from satnet.measure import parse_ss
+    [row] = parse_ss(SS_LINE)
+    assert row["sport"] == 40000
+    assert (row["unacked"], row["sacked"], row["lost"]) == (352, 340, 1)
+    assert (row["retrans_out"], row["retrans_total"]) == (1, 176)
+    assert row["reordering"] == 9 and row["rtt_ms"] == 612.3
