@@ -310,6 +310,20 @@ class Point:
                             (self.exp.name, mod, p, have, val))
         return out
 
+    def pinned(self):
+        """params(), plus every parameter that another variant of the
+        experiment sets on a module this point uses, as None: the
+        value it had before the run touched it (runner.ParamGate)."""
+        out = self.params()
+        mods = set(out) | {"tcp_" + self.exp.catalogue[v].cc
+                           for v in self.exp.flows(self.variant)}
+        for var in self.exp.catalogue.values():
+            for mod, ps in var.params.items():
+                if mod in mods:
+                    for p in ps:
+                        out.setdefault(mod, {}).setdefault(p, None)
+        return out
+
     def spec(self):
         """What the point runs, as stored in its record: a stored record
         with another spec (the experiment or a variant changed since) is

@@ -42,46 +42,75 @@ def load_modules(pt):
 
 
 class ParamGate:
-    """Points run together only when the module parameters they need
-    agree.  acquire() blocks until no running point needs another value
-    of a parameter this point sets, then writes the values."""
+    """Points run together only when the module parameters they pin
+    agree.  hold() blocks until no running point needs another value of
+    a parameter this point pins, then writes the values.  None pins a
+    parameter to the value it had before the gate first wrote it, and
+    the last point to release a parameter writes that value back: no
+    point runs with a value another variant left behind."""
 
     def __init__(self):
         self.cond = threading.Condition()
         self.held = {}               # (module, param) -> [value, users]
+        self.before = {}             # (module, param) -> value found
 
-    def _free(self, params):
-        return all(self.held.get((m, p), [v])[0] == v
-                   for m, ps in params.items() for p, v in ps.items())
+    def _value(self, m, p, v):
+        if v is not None:
+            return param_text(v)
+        if (m, p) not in self.before:
+            self.before[(m, p)] = get_param(m, p)
+        return self.before[(m, p)]
+
+    def _free(self, want):
+        return all(self.held.get(k, [v])[0] == v for k, v in want.items())
 
     @contextlib.contextmanager
     def hold(self, params):
         with self.cond:
-            self.cond.wait_for(lambda: self._free(params))
-            for m, ps in params.items():
-                for p, v in ps.items():
-                    if (m, p) not in self.held:
+            want = {(m, p): self._value(m, p, v)
+                    for m, ps in params.items() for p, v in ps.items()}
+            self.cond.wait_for(lambda: self._free(want))
+            for (m, p), v in want.items():
+                if (m, p) not in self.held:
+                    self.before.setdefault((m, p), get_param(m, p))
+                    if v != self.before[(m, p)]:
                         set_param(m, p, v)
-                        self.held[(m, p)] = [v, 0]
-                    self.held[(m, p)][1] += 1
+                    self.held[(m, p)] = [v, 0]
+                self.held[(m, p)][1] += 1
         try:
             yield
         finally:
             with self.cond:
-                for m, ps in params.items():
-                    for p in ps:
-                        self.held[(m, p)][1] -= 1
-                        if not self.held[(m, p)][1]:
-                            del self.held[(m, p)]
+                for k in want:
+                    self.held[k][1] -= 1
+                    if not self.held[k][1]:
+                        if self.held.pop(k)[0] != self.before[k]:
+                            set_param(*k, self.before[k])
                 self.cond.notify_all()
 
 
-def set_param(module, param, value):
-    if isinstance(value, bool):
-        value = int(value)
-    path = "/sys/module/%s/parameters/%s" % (module, param)
+def _param_path(module, param):
+    return "/sys/module/%s/parameters/%s" % (module, param)
+
+
+def param_text(value):
+    """A parameter as get_param() reads it: booleans as 1 or 0."""
+    return str(int(value) if isinstance(value, bool) else value)
+
+
+def get_param(module, param):
     try:
-        with open(path, "w") as f:
+        with open(_param_path(module, param)) as f:
+            v = f.read().strip()
+            return {"Y": "1", "N": "0"}.get(v, v)
+    except OSError as e:
+        raise RuntimeError("cannot read %s.%s: %s" %
+                           (module, param, e)) from None
+
+
+def set_param(module, param, value):
+    try:
+        with open(_param_path(module, param), "w") as f:
             f.write("%s\n" % value)
     except OSError as e:
         raise RuntimeError("cannot set %s.%s=%s: %s" %
@@ -378,7 +407,7 @@ class Runner:
             t0 = time.monotonic()
             try:
                 load_modules(pt)
-                with self.gate.hold(pt.params()):
+                with self.gate.hold(pt.pinned()):
                     rec = run_point(pt, width, "%d%d-" % (os.getpid() % 100,
                                                           wid), self.setup)
                 rec["meta"]["wall_s"] = round(time.monotonic() - t0, 1)

@@ -576,3 +576,37 @@ def test_ss_row_keeps_the_scoreboard():
     assert (row["unacked"], row["sacked"], row["lost"]) == (352, 340, 1)
     assert (row["retrans_out"], row["retrans_total"]) == (1, 176)
     assert row["reordering"] == 9 and row["rtt_ms"] == 612.3
+
+
+def test_pinned_covers_what_other_variants_set(tmp_path):
+    import copy
+    exp = xp.load_experiment(write_exp(tmp_path, BASE.replace(
+        '["reno", "tcp-r"]', '["reno", "tcp-r", "tcp-r-rtt0"]')))
+    plain = copy.copy(exp.catalogue["tcp-r"])
+    plain.params = {}                  # a variant that names no rtt0_ms
+    exp.catalogue["tcp-r"] = plain
+    pts = {p.variant: p for p in exp.points("full")}
+    assert pts["tcp-r"].pinned() == {"tcp_r": {"rtt0_ms": None}}
+    assert pts["tcp-r-rtt0"].pinned() == {"tcp_r": {"rtt0_ms": 25}}
+    assert pts["reno"].pinned() == {}
+
+
+def test_gate_gives_parameters_back(tmp_path, monkeypatch):
+    from satnet import runner
+    monkeypatch.setattr(runner, "_param_path",
+                        lambda m, p: str(tmp_path / ("%s.%s" % (m, p))))
+    rtt0, es = tmp_path / "tcp_r.rtt0_ms", tmp_path / "tcp_rn.es"
+    rtt0.write_text("0\n")
+    es.write_text("N\n")
+    g = runner.ParamGate()
+    with g.hold({"tcp_r": {"rtt0_ms": 25}, "tcp_rn": {"es": True}}):
+        assert (rtt0.read_text(), es.read_text()) == ("25\n", "1\n")
+        with g.hold({"tcp_r": {"rtt0_ms": 25}}):      # the same: shared
+            pass
+        assert rtt0.read_text() == "25\n"
+        assert not g._free({("tcp_r", "rtt0_ms"): "0"})
+    assert (rtt0.read_text(), es.read_text()) == ("0\n", "0\n")
+    with g.hold({"tcp_r": {"rtt0_ms": None}, "tcp_rn": {"es": 0}}):
+        assert rtt0.read_text() == "0\n"
+        assert not g._free({("tcp_r", "rtt0_ms"): "25"})
+    assert g.held == {}
