@@ -60,18 +60,17 @@ static inline u32 sat_slow_start(u32 *cwnd, u32 ssthresh, u32 acked)
 	return acked - step;
 }
 
-/* Reno: slow start up to @ssthresh, then one segment per window. */
+/* Reno: one segment per window delivered, saturating at 2^32 - 1. */
 static inline u32 sat_grow_reno(u32 *cnt, u32 cwnd, u32 acked)
 {
 	u32 step;
 
-	*cnt += acked;
-	if (*cnt >= cwnd) {
-		step = *cnt / cwnd;
-		*cnt -= step * cwnd;
-		cwnd += step;
-	}
-	return cwnd;
+	*cnt += acked < 0xffffffffU - *cnt ? acked : 0xffffffffU - *cnt;
+	if (*cnt < cwnd)
+		return cwnd;
+	step = *cnt / cwnd;
+	*cnt -= step * cwnd;
+	return step < 0xffffffffU - cwnd ? cwnd + step : 0xffffffffU;
 }
 
 static inline u32 sat_grow_hybla(u32 *cnt, u32 cwnd, u32 acked, u32 rho8)

@@ -11,6 +11,14 @@
  *     BEGIN   a recovery begins on the last ACK: r_recovery_begins()
  *     END     it ends, normally or by a timeout: r_recovery_ends()
  *     PURE    r_halve() and r_giveback() on any arguments
+ *     GROW    a modified recovery's window grows: r_grow() on any window
+ *             and delivered count, rho from any RTT and rtt0_ms (0 to
+ *             SAT_RTT0_MS_MAX, as the module parameter allows)
+ *
+ * GROW checks the growth: slow start up to the saved ssthresh, then at
+ * most one segment per window delivered (Reno) or Hybla's rho^2/cwnd per
+ * segment; never smaller, never past 2^32 - 1, what is owed carried in
+ * less than one step.
  *
  * After every operation: the verdict is r_classify() of the last ACK, the
  * path counts add up (each recovery begun, each modified one turned
@@ -108,8 +116,34 @@ static void op_pure(struct fuzz_in *in, struct run *x)
 	FUZZ_CHECK(g >= saved && (g == saved || (undone && g == ss)));
 }
 
+static void op_grow(struct fuzz_in *in, struct run *x)
+{
+	u32 wnd = fuzz_u32(in), acked = fuzz_u32(in), rtt_us = fuzz_u32(in);
+	u32 rho8 = sat_rho8(rtt_us, fuzz_u16(in) % (SAT_RTT0_MS_MAX + 1));
+	u32 ss = x->s.saved_ssthresh, from = wnd ? wnd : 1;
+	u32 cnt = x->s.grow_cnt, got = r_grow(&x->s, wnd, acked, rho8);
+	u32 ca = from, left = sat_slow_start(&ca, ss, acked);
+	bool sat = got == 0xffffffffU;
+	u64 most;
+
+	FUZZ_CHECK(!rho8 || (rho8 >= SAT_RHO8_MIN && rho8 <= SAT_RHO8_MAX));
+	FUZZ_CHECK(got >= ca && ca >= from);
+	FUZZ_CHECK(ca == from + acked - left && (!left || ca >= ss));
+	if (!rho8) {
+		most = ((u64)cnt + left) / ca;
+		sat |= (u64)cnt + left > 0xffffffffU;
+		FUZZ_CHECK(x->s.grow_cnt < ca);
+	} else {
+		most = ((u64)left * sat_hybla_step(ca, rho8) + 127) >>
+		       SAT_FRAC_SHIFT;
+		FUZZ_CHECK(x->s.grow_cnt < 1U << SAT_FRAC_SHIFT);
+	}
+	FUZZ_CHECK(got - ca <= most);
+	FUZZ_CHECK(sat || got - ca + (rho8 ? 1 : 0) >= most);
+}
+
 static void (*const ops[])(struct fuzz_in *in, struct run *x) = {
-	op_ack, op_begin, op_end, op_pure,
+	op_ack, op_begin, op_end, op_pure, op_grow,
 };
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)

@@ -301,7 +301,7 @@ def seeds_rn_sender():
 
 # ---- fuzz_r ----
 
-R_ACK, R_BEGIN, R_END, R_PURE = range(4)
+R_ACK, R_BEGIN, R_END, R_PURE, R_GROW = range(5)
 
 
 def r_ack(una_d, ms_d, dn_set, dn_clear, bits=1):
@@ -329,6 +329,14 @@ def seeds_r():
         r_ack(0, 10, 3, 0, bits=1 | 4),
         u8(R_END) + u8(1) + u32(40), u8(R_PURE) + u32(5) + u32(20) +
         u32(40) + u8(1)]))
+    # wnd, delivered, min RTT (us), rtt0_ms: slow start to the saved 40,
+    # Reno, Hybla at a GEO RTT, and a window at the top of u32.
+    write(t, "grow", u8(0) + b"".join([
+        r_ack(1000, 1000, 3, 0), u8(R_BEGIN) + u32(40)] + [
+        u8(R_GROW) + u32(w) + u32(a) + u32(rtt) + u16(rtt0)
+        for w, a, rtt, rtt0 in ((20, 30, 600000, 0), (40, 80, 600000, 0),
+                                (75, 75, 600000, 25), (75, 75, 600000, 150),
+                                (0xfffffffe, 0xffffffff, 1000, 0))]))
 
 
 # ---- fuzz_esack ----

@@ -30,6 +30,12 @@ static void test_reno(void)
 	CHECK_EQ(sat_grow(&cnt, 100, 100, 92, 0), 101);
 	CHECK_EQ(cnt, 0);
 	CHECK_EQ(sat_grow(&cnt, 0, 0, 0, 0), 1);
+	/* No wrap near 2^32, whatever is owed. */
+	cnt = 0xfffffff0U;
+	CHECK_EQ(sat_grow(&cnt, 0xfffffffeU, 0, 0xffffffffU, 0), 0xffffffffU);
+	CHECK(cnt < 0xfffffffeU);
+	cnt = 0;
+	CHECK_EQ(sat_grow(&cnt, 1, 0, 0xffffffffU, 0), 0xffffffffU);
 }
 
 /* rho 1: Hybla is Reno. */
