@@ -37,9 +37,7 @@
  * reduces nothing, so the CWR is withdrawn.  An ECE or a dupACK without
  * the bit during the recovery halves the window grown so far (at least
  * the old cwnd) and queues the CWR, and PRR carries out the standard
- * reduction from then on, its counts started over; the recovery point
- * moves to snd_nxt, so the data the grown window sent is covered by this
- * one reduction.
+ * reduction from then on, its counts started over.
  *
  * Lost retransmissions.  RACK marks a retransmission lost when a segment
  * sent after it is delivered, inside the same recovery: no second cwnd
@@ -283,27 +281,6 @@ static u32 r_window(const struct sock *sk)
 	return max(tp->prior_cwnd, tp->snd_ssthresh);
 }
 
-/*
- * A modified recovery turns standard: halve the window as a recovery that
- * began now would, and like it cover all that was sent so far.  The grown
- * window kept sending after the recovery point; a loss there is part of
- * the congestion this halving answers, not a second one that would halve
- * again as soon as the old point is acknowledged.  PRR's reduction starts
- * here, from that window and without the headroom.
- */
-static void r_turn_standard(struct sock *sk)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 wnd = r_window(sk);
-
-	tp->snd_ssthresh = r_halve(wnd);
-	tp->prior_cwnd = wnd;
-	tp->high_seq = tp->snd_nxt;
-	tp->prr_delivered = 0;
-	tp->prr_out = 0;
-	r_ecn_cwr(sk, true);
-}
-
 /* Runs after SACK processing and before loss detection of this ACK. */
 static void r_in_ack_event(struct sock *sk, u32 flags)
 {
@@ -318,8 +295,13 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	r_params(&p);
 	r_gather(sk, flags, &a);
 	if (r_on_ack(&ca->core, &p, &a) == R_ACT_HALVE &&
-	    state == TCP_CA_Recovery)
-		r_turn_standard(sk);
+	    state == TCP_CA_Recovery) {
+		/* PRR's reduction starts here, without the headroom. */
+		tp->snd_ssthresh = r_halve(r_window(sk));
+		tp->prr_delivered = 0;
+		tp->prr_out = 0;
+		r_ecn_cwr(sk, true);
+	}
 	r_grow_window(sk, state);
 	r_follow_window(sk, state);
 
