@@ -183,6 +183,14 @@ def data_flow(rows):
     return [r for r in rows if r["sport"] == top]
 
 
+def last_cc_row(rows):
+    """The last sample that carries the congestion control's counters
+    (the dctcp slot, include/satnet/cc_info.h).  inet_diag asks the
+    congestion control only below TIME_WAIT: once the peer has closed
+    first (CLOSE_WAIT, LAST_ACK), ss still shows the socket, without them."""
+    return next((r for r in reversed(rows) if "dctcp_ce_state" in r), {})
+
+
 class Sampler(threading.Thread):
     """Polls `ss -tin` in the sender namespace: cwnd/ssthresh over time.
     One shell loop per run, so that sampling costs one `ss` a period and

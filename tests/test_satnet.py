@@ -578,6 +578,20 @@ def test_ss_row_keeps_the_scoreboard():
     assert row["reordering"] == 9 and row["rtt_ms"] == 612.3
 
 
+def test_cc_counters_outlast_the_close():
+    """A socket in CLOSE_WAIT shows tcp_info but no congestion control
+    counters: the last sample that has them counts."""
+    from satnet.measure import last_cc_row, parse_ss
+    live = SS_LINE.replace(
+        "reordering:9", "reordering:9 dctcp:(ce_state:3,alpha:15,"
+        "ab_ecn:0,ab_tot:1)")
+    closing = SS_LINE.replace("ESTAB", "CLOSE-WAIT")
+    rows = parse_ss(live) + parse_ss(closing)
+    assert "dctcp_alpha" not in rows[-1]
+    assert last_cc_row(rows)["dctcp_alpha"] == 15
+    assert last_cc_row(parse_ss(closing)) == {}
+
+
 def test_pinned_covers_what_other_variants_set(tmp_path):
     import copy
     exp = xp.load_experiment(write_exp(tmp_path, BASE.replace(

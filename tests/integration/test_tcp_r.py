@@ -69,8 +69,9 @@ def modules():
 
 
 def paths_of(rows):
-    """r's counts of recoveries per path, from the last ss sample."""
-    last = rows[-1] if rows else {}
+    """r's counts of recoveries per path, from the last ss sample that
+    has them."""
+    last = measure.last_cc_row(rows)
     return {p: last.get(k, 0) for p, k in zip(PATHS, SS_KEYS)}
 
 
@@ -131,7 +132,7 @@ def mixed_run(sc, profile, ccs, duration):
                                        port=5301 + i, bottleneck=False)
         return {"cc": cc, "goodput_bps":
                 res["end"]["sum_received"]["bytes"] * 8 / duration,
-                "ss_last": rows[-1] if rows else {}}
+                "ss_last": measure.last_cc_row(rows)}
 
     with Topology(sc, profile) as topo:
         q0 = qdisc_totals(measure.bottleneck_json(topo))

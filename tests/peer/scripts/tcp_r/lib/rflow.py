@@ -34,11 +34,13 @@ def cwr_sent(segs):
     return [s for s in segs if s.flags & 0x80]
 
 
-def start(t, rec, ecn=False, initcwnd=10, write=400000):
+def start(t, rec, ecn=False, initcwnd=10, write=400000, synack_delay=0):
     """A connection with loss detection @rec (tcp_recovery) and @write
-    bytes queued; returns it after the first flight has been seen."""
+    bytes queued; returns it after the first flight has been seen.
+    @synack_delay (s) sets the handshake's RTT, and so min_rtt."""
     t.sysctl("net.ipv4.tcp_recovery", rec)
-    c = t.connect(cc="r", mss=MSS, initcwnd=initcwnd, ecn=ecn)
+    c = t.connect(cc="r", mss=MSS, initcwnd=initcwnd, ecn=ecn,
+                  synack_delay=synack_delay)
     c.write(write)
     c.drain(within=0.3)
     return c
