@@ -26,12 +26,14 @@ This file is also its own helper: `--probe` runs inside the namespace
 under test and prints what it could do as JSON.
 """
 
+import contextlib
 import ctypes
 import errno
 import json
 import os
 import re
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -231,19 +233,46 @@ CLONE_SYSCTL = "/proc/sys/kernel/unprivileged_userns_clone"
 @pytest.fixture(scope="module", autouse=True)
 def setup():
     """Our modules and veth loaded; unprivileged user namespaces allowed
-    (Debian's switch, on by default)."""
+    (Debian's switch, on by default); the checkout readable by uid
+    65534, which runs this file and our tc plugin from it."""
     modprobe("veth", "rn_host", "tcp_rn", "tcp_r", "tcp_esack", "sch_epdn")
     prepare_tclib()
+    with searchable(TOP), clone_sysctl():
+        yield
+
+
+@contextlib.contextmanager
+def searchable(path):
+    """A checkout in a directory of mode 0700 (mktemp -d) hides its files
+    from every other user: open it to them (o+rx: Python's import lists
+    the directory) for the tests, and close it again after."""
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    others = stat.S_IROTH | stat.S_IXOTH
+    if mode & others == others:
+        yield
+        return
+    os.chmod(path, mode | others)
+    try:
+        yield
+    finally:
+        os.chmod(path, mode)
+
+
+@contextlib.contextmanager
+def clone_sysctl():
+    """Unprivileged user namespaces allowed meanwhile."""
     saved = None
     if os.path.exists(CLONE_SYSCTL):
         with open(CLONE_SYSCTL) as f:
             saved = f.read()
         with open(CLONE_SYSCTL, "w") as f:
             f.write("1")
-    yield
-    if saved is not None:
-        with open(CLONE_SYSCTL, "w") as f:
-            f.write(saved)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            with open(CLONE_SYSCTL, "w") as f:
+                f.write(saved)
 
 
 def probe(prefix, what, check=True):
