@@ -78,14 +78,14 @@ unit: $(UNIT_BINS)
 
 build/unit/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $<
+	$(CC) $(UNIT_CFLAGS) -o $@ $< -lm
 
 unit-asan: $(patsubst build/unit/%,build/unit-asan/%,$(UNIT_BINS))
 	@set -e; for t in $^; do $$t; done
 
 build/unit-asan/%: tests/unit/%.c $(wildcard include/satnet/*.h) $(wildcard */*_core.c) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $<
+	$(CC) $(UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $< -lm
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -575,11 +575,13 @@ def epdn_opt(ttl, flags, lo=0, hi=0, version=1, length=12):
     return body[:length] if length < 12 else body
 
 
-def ipv4(src, dst, payload, ttl=64, proto=6, opts=b"", frag=0, ident=0x1234):
-    """An IPv4 packet with a correct header checksum."""
+def ipv4(src, dst, payload, ttl=64, proto=6, opts=b"", frag=0, ident=0x1234,
+         tos=0):
+    """An IPv4 packet with a correct header checksum; @tos carries the ECN
+    field in its low two bits."""
     opts += b"\0" * (-len(opts) % 4)
     ihl = 5 + len(opts) // 4
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + len(payload),
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, tos, ihl * 4 + len(payload),
                       ident, frag, ttl, proto, 0, socket.inet_aton(src),
                       socket.inet_aton(dst)) + opts
     hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]

@@ -583,3 +583,48 @@ enum epdn_action epdn_stamp_decide(u32 hdr_len, bool has_opt, bool gso,
 		return EPDN_ACT_DEFER_MTU;
 	return EPDN_ACT_INSERT;
 }
+
+/*
+ * The time the link takes to send one packet, from samples taken while
+ * the queue stayed backlogged (each the mean over EPDN_SERVICE_PKTS
+ * dequeues, so that a shaper's bursts average out): a moving average of
+ * weight 1/4.  Never 0 once a sample has been taken.
+ */
+u64 epdn_service_avg(u64 avg_ns, u64 sample_ns)
+{
+	if (!sample_ns)
+		sample_ns = 1;
+	if (!avg_ns)
+		return sample_ns;
+	return avg_ns - (avg_ns >> 2) + (sample_ns >> 2);
+}
+
+#define EPDN_LOG2E_16	94548ULL	/* log2(e) * 2^16 */
+#define EPDN_IDLE_PKTS_LOG	40	/* beyond 2^40 packets nothing is left */
+
+/*
+ * RED's average @qavg (scaled by 2^@wlog, as red_vars keeps it) after the
+ * queue has been empty for @idle_ns.  RED's rule (Floyd and Jacobson 1993)
+ * treats the idle time as m = idle / @service_ns arrivals at an empty
+ * queue: qavg (1 - W)^m with W = 2^-wlog.  With tc's -ln(1 - W) ~ W that
+ * is 2^-x, x = m W log2(e): whole halvings, then the chord 1 - f/2 of 2^-f
+ * for the fraction f, which keeps the result monotone in the idle time
+ * and at most 9 % above the exact one.  Without a service time nothing
+ * decays.  @wlog is at most EPDN_RED_EWMA_MAX.
+ */
+u64 epdn_red_idle_avg(u64 qavg, u64 idle_ns, u64 service_ns, u8 wlog)
+{
+	u64 m, x, f;
+
+	if (!service_ns)
+		return qavg;
+	m = div64_u64(idle_ns, service_ns);
+	if (m >> EPDN_IDLE_PKTS_LOG)
+		return 0;
+	x = (m * EPDN_LOG2E_16) >> wlog;
+	if ((x >> 16) >= 64)
+		return 0;
+	qavg >>= x >> 16;
+	f = x & 0xffff;
+	return qavg - ((qavg >> 17) * f + (((qavg & 0x1ffff) * f) >> 17));
+}

@@ -77,11 +77,20 @@ struct epdn_stats {
 	u64 red_marks;
 };
 
+/* What RED needs to age its average while the queue is empty. */
+struct epdn_red_clock {
+	u64 idle_ns;		/* empty since then; 0: not known to be */
+	u64 cycle_ns;		/* a service time sample began; 0: none */
+	u64 service_ns;		/* time to send a packet; 0: not measured */
+	u32 cycle_pkts;		/* dequeues since cycle_ns */
+};
+
 struct epdn_sched_data {
 	struct epdn_params p;
 	struct epdn_table table;
 	struct red_parms red_parms;
 	struct red_vars red_vars;
+	struct epdn_red_clock red_clock;
 	struct timer_list age_timer;
 	struct Qdisc *sch;
 	u32 idle_jiffies;
@@ -286,13 +295,64 @@ static bool epdn_red_mark(struct epdn_sched_data *q, struct sk_buff *skb,
 	return true;
 }
 
+/*
+ * An arrival at an empty queue first ages RED's average by the time the
+ * queue has been empty.  sch_red does this from a table that tc computes
+ * from the link's rate; under a shaper this qdisc cannot know the rate,
+ * so it uses the service time it measured (epdn_red_dequeued()).
+ */
+static void epdn_red_wake(struct Qdisc *sch)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct epdn_red_clock *c = &q->red_clock;
+	u64 now;
+
+	if (sch->q.qlen || !c->idle_ns)
+		return;
+	now = ktime_get_ns();
+	q->red_vars.qavg = epdn_red_idle_avg(q->red_vars.qavg,
+					     now - c->idle_ns, c->service_ns,
+					     q->p.red_ewma);
+	c->idle_ns = now;
+}
+
+/*
+ * After a dequeue: note when the queue empties, and time every
+ * EPDN_SERVICE_PKTS dequeues that find it still backlogged.
+ */
+static void epdn_red_dequeued(struct epdn_sched_data *q, u32 qlen)
+{
+	struct epdn_red_clock *c = &q->red_clock;
+	u64 now;
+
+	if (!qlen) {
+		c->idle_ns = ktime_get_ns();
+		c->cycle_ns = 0;
+		return;
+	}
+	if (!c->cycle_ns) {
+		c->cycle_ns = ktime_get_ns();
+		c->cycle_pkts = 0;
+		return;
+	}
+	if (++c->cycle_pkts < EPDN_SERVICE_PKTS)
+		return;
+	now = ktime_get_ns();
+	c->service_ns = epdn_service_avg(c->service_ns,
+					 (now - c->cycle_ns) / EPDN_SERVICE_PKTS);
+	c->cycle_ns = now;
+	c->cycle_pkts = 0;
+}
+
 /* RED (sch_red): true when the packet must be dropped early. */
 static bool epdn_red_drops(struct Qdisc *sch, struct sk_buff *skb)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
 
-	q->red_vars.qavg = red_calc_qavg(&q->red_parms, &q->red_vars,
-					 sch->qstats.backlog);
+	epdn_red_wake(sch);
+	q->red_vars.qavg = red_calc_qavg_no_idle_time(&q->red_parms,
+						      &q->red_vars,
+						      sch->qstats.backlog);
 	switch (red_action(&q->red_parms, &q->red_vars, q->red_vars.qavg)) {
 	case RED_PROB_MARK:
 		qdisc_qstats_overlimit(sch);
@@ -546,11 +606,14 @@ static struct sk_buff *epdn_process(struct Qdisc *sch, struct sk_buff *skb)
 
 static struct sk_buff *epdn_dequeue(struct Qdisc *sch)
 {
+	struct epdn_sched_data *q = qdisc_priv(sch);
 	struct sk_buff *skb = __qdisc_dequeue_head(&sch->q);
 
 	if (!skb)
 		return NULL;
 	qdisc_qstats_backlog_dec(sch, skb);
+	if (q->p.red)
+		epdn_red_dequeued(q, sch->q.qlen);
 	skb = epdn_process(sch, skb);
 	qdisc_bstats_update(sch, skb);
 	return skb;
@@ -587,6 +650,8 @@ static void epdn_reset(struct Qdisc *sch)
 
 	qdisc_reset_queue(sch);
 	red_restart(&q->red_vars);
+	q->red_clock.idle_ns = 0;
+	q->red_clock.cycle_ns = 0;
 }
 
 /* ---- netlink configuration ---- */

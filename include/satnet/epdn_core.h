@@ -188,4 +188,9 @@ bool epdn_tcp_range(const struct epdn_tcp *tcp, struct epdn_range *r);
 enum epdn_action epdn_stamp_decide(u32 hdr_len, bool has_opt, bool gso,
 				   u32 seg_len, u32 mtu);
 
+/* RED's average over an idle queue. */
+#define EPDN_SERVICE_PKTS	16	/* packets per service time sample */
+u64 epdn_service_avg(u64 avg_ns, u64 sample_ns);
+u64 epdn_red_idle_avg(u64 qavg, u64 idle_ns, u64 service_ns, u8 wlog);
+
 #endif /* SATNET_EPDN_CORE_H */

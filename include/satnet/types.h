@@ -8,6 +8,7 @@
 
 #ifdef __KERNEL__
 #include <linux/types.h>
+#include <linux/math64.h>
 #else
 #include <stdbool.h>
 #include <linux/types.h>
@@ -17,6 +18,11 @@ typedef __u32 u32;
 typedef __u64 u64;
 typedef __s32 s32;
 typedef __s64 s64;
+
+static inline u64 div64_u64(u64 dividend, u64 divisor)
+{
+	return dividend / divisor;
+}
 #endif
 
 #endif /* SATNET_TYPES_H */

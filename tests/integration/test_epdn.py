@@ -53,6 +53,7 @@ TC_LIB = topo.TC_LIB
 SO_RCVBUFFORCE = 33
 SND, RCV = "10.0.1.1", "10.0.3.2"
 MTU = 1500
+ECT0 = 0x02                 # the ECN field of an ECN-capable packet
 # A gate: shut lets one packet pass, then nothing for minutes.
 GATE_SHUT = "tbf rate 8bit burst 1600 limit 100000"
 GATE_OPEN = "tbf rate 1gbit burst 64k limit 100000"
@@ -89,7 +90,7 @@ def segs(sport, seqs, size=1000, **kw):
     if kw.get("rr"):
         opts += RR_OPT
     return [ipv4(SND, RCV, tcp(sport, 80, s, size), ttl=kw.get("ttl", 64),
-                 opts=opts) for s in seqs]
+                 opts=opts, tos=kw.get("tos", 0)) for s in seqs]
 
 
 def seqs(n, first=1000, size=1000):
@@ -730,6 +731,29 @@ def test_ranges_past_the_span_bound_are_never_built(path):
     assert opt_of(flow(seen, 4002)[0]) == (20000, 20999, 0, 63), seen
     st = path.xstats("r1")
     assert (st["span_resets"], st["merges"], st["stamps"]) == (2, 1, 1), st
+
+
+def test_red_average_ages_while_the_queue_is_empty(path):
+    """RED's average decays over an idle queue, as sch_red's does.  A
+    burst of ECN-capable segments through an 8 Mbit/s shaper lifts the
+    average above max: they are marked, none dropped.  The queue drains
+    and stays empty for a second, as long as a thousand packets take to
+    send.  A segment that is not ECN-capable (a TCP retransmission is not)
+    then passes.  If the average had kept its value from the burst, that
+    segment would have met a hard mark and been dropped."""
+    path.egress("r1", "8mbit", "limit 1000 red min 3000 max 9000 "
+                "probability 0.5 ewma 2 ecn")
+    sniff = path.sniff()
+    path.send(segs(7001, seqs(150), tos=ECT0))
+    path.wait_qlen("r1", 0)
+    burst = path.xstats("r1")
+    assert burst["red_marks"] > 0 and burst["red_drops"] == 0, burst
+    time.sleep(1)
+    path.send(segs(7002, [5000]))
+    seen = sniff.stop(want=151)
+    st = path.xstats("r1")
+    assert st["red_drops"] == 0 and st["red_marks"] == burst["red_marks"], st
+    assert len(flow(seen, 7001)) == 150 and len(flow(seen, 7002)) == 1
 
 
 def test_change_of_flows_drops_the_records_counted(path):

@@ -11,6 +11,7 @@
 #include "tests/unit/epdn_check.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 
 static struct epdn_rec *new_slots(u32 flows)
 {
@@ -777,6 +778,64 @@ static void test_gateway_sequence(void)
 	free(s);
 }
 
+/* The service time: the first sample as it is, then weight 1/4, never 0. */
+static void test_service_avg(void)
+{
+	u64 avg = 0;
+	int i;
+
+	CHECK_EQ(epdn_service_avg(0, 0), 1);
+	CHECK_EQ(epdn_service_avg(0, 3000), 3000);
+	CHECK_EQ(epdn_service_avg(4000, 8000), 5000);
+	CHECK_EQ(epdn_service_avg(1, 0), 1);
+	for (i = 0; i < 64; i++)
+		avg = epdn_service_avg(avg, 2000000);
+	CHECK_EQ(avg, 2000000);
+	for (i = 0; i < 64; i++)
+		avg = epdn_service_avg(avg, 0);
+	CHECK(avg >= 1 && avg < 8);
+}
+
+/*
+ * RED's average over an idle queue against qavg e^(-m W), m = idle /
+ * service: never below it, at most 9 % above (the chord), never rising
+ * with the idle time, 0 once nothing can be left, and no overflow for an
+ * average as large as red_vars can hold.
+ */
+static void test_red_idle_avg(void)
+{
+	static const u8 wlogs[] = { 0, 1, 3, 9, 15, 23 };
+	const u64 big = (1ULL << 56) - 1;
+	u64 prev, got, idle, m;
+	double want, w;
+	unsigned int i;
+
+	CHECK_EQ(epdn_red_idle_avg(big, 1000000000, 0, 9), big);
+	CHECK_EQ(epdn_red_idle_avg(big, 0, 1000, 9), big);
+	CHECK_EQ(epdn_red_idle_avg(big, 999, 1000, 9), big);
+	CHECK_EQ(epdn_red_idle_avg(big, ~0ULL, 1, 0), 0);
+	CHECK_EQ(epdn_red_idle_avg(big, ~0ULL, 1, 23), 0);
+	CHECK_EQ(epdn_red_idle_avg(0, 5000000, 1000, 9), 0);
+	for (i = 0; i < sizeof(wlogs); i++) {
+		w = ldexp(1, -wlogs[i]);
+		prev = big;
+		for (m = 0; m < (400ULL << wlogs[i]); m += 1 + (m >> 4)) {
+			idle = m * 3000 + 2999;
+			got = epdn_red_idle_avg(big, idle, 3000, wlogs[i]);
+			CHECK(got <= prev);
+			prev = got;
+			want = (double)big * exp(-(double)m * w);
+			if (want < 1e6) {
+				CHECK(got <= want * 1.09 + 1e6);
+				continue;
+			}
+			CHECK(got >= want * (1 - 1e-4));
+			CHECK(got <= want * 1.087);
+		}
+		CHECK_EQ(prev, 0);
+	}
+}
+
 int main(void)
 {
 	RUN(test_seq_wrap);
@@ -799,5 +858,7 @@ int main(void)
 	RUN(test_stamp_decide);
 	RUN(test_epdn_ttl_path);
 	RUN(test_gateway_sequence);
+	RUN(test_service_avg);
+	RUN(test_red_idle_avg);
 	return unit_report("test_epdn_core");
 }
