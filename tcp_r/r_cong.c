@@ -16,7 +16,10 @@
  * tp->reordering is held at 3 for classic loss detection, and with RACK
  * (net.ipv4.tcp_recovery & 1) the hole is marked lost at the third dupACK
  * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh; before it,
- * while every dupACK had the bit, RACK is held back.
+ * while every dupACK had the bit, RACK is held back.  With RACK the
+ * stack keeps its own estimate in tp->reordering: once it has seen
+ * reordering, cwnd grows on SACKed data too (tcp_may_raise_cwnd()), and
+ * on a path that delays every other segment most data is SACKed first.
  *
  * Modified fast recovery.  The stack enters Recovery with the ssthresh
  * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
@@ -215,8 +218,7 @@ static void r_rack_steer(struct sock *sk, u8 state)
 	struct r *ca = inet_csk_ca(sk);
 	u32 sacked = tcp_sk(sk)->sacked_out;
 
-	if (state >= TCP_CA_CWR || !sacked || !rn_is_rack(sk) ||
-	    !READ_ONCE(rack_steer))
+	if (state >= TCP_CA_CWR || !sacked || !READ_ONCE(rack_steer))
 		return;
 	if (sacked < R_DUPTHRESH) {
 		if (ca->core.verdict == R_PATH_MODIFIED)
@@ -303,8 +305,10 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	r_grow_window(sk, state);
 	r_follow_window(sk, state);
 
-	tp->reordering = R_DUPTHRESH;
-	r_rack_steer(sk, state);
+	if (rn_is_rack(sk))
+		r_rack_steer(sk, state);
+	else
+		tp->reordering = R_DUPTHRESH;
 }
 
 static void r_recovery_start(struct sock *sk)
