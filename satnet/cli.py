@@ -24,6 +24,7 @@ from . import experiment as xp
 from .paths import (EXPERIMENT_DIR, PROFILE_DIR, RESULTS_DIR, SCENARIO_DIR,
                     TOP, VM_RUN)
 
+DEFAULT_MD = os.path.join(TOP, "docs", "results.md")
 MODULE_FILES = ("sch_epdn/sch_epdn.ko", "tcp_rn/tcp_rn.ko",
                 "tcp_rn/rn_host.ko", "tcp_r/tcp_r.ko",
                 "tcp_esack/tcp_esack.ko", "build/tc/q_epdn.so")
@@ -32,6 +33,48 @@ MODULE_FILES = ("sch_epdn/sch_epdn.ko", "tcp_rn/tcp_rn.ko",
 def fail(msg):
     print("satnet: " + msg, file=sys.stderr)
     sys.exit(2)
+
+
+def count(least):
+    """An argparse type: an integer no smaller than @least."""
+    def parse(text):
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not a whole number"
+                                             % text)
+        if n < least:
+            raise argparse.ArgumentTypeError("must be at least %d, not %d"
+                                             % (least, n))
+        return n
+    return parse
+
+
+def seconds(text):
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        s = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number" % text)
+    if not 0 < s < float("inf"):
+        raise argparse.ArgumentTypeError("must be above 0, not %s" % text)
+    return s
+
+
+def inside(path, top):
+    """True when @path is @top or lies under it."""
+    path, top = os.path.realpath(path), os.path.realpath(top)
+    return os.path.commonpath([path, top]) == top
+
+
+def writable_dir(path):
+    """Fail unless @path is (or can be made) a folder we can write."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        fail("cannot create %s: %s" % (path, e.strerror))
+    if not os.access(path, os.W_OK | os.X_OK):
+        fail("%s is not writable" % path)
 
 
 # ---- list -----------------------------------------------------------------
@@ -163,7 +206,12 @@ def cmd_run(a):
         return 0
     if not todo:
         return 0
+    writable_dir(a.results)
     check_built()
+    if not a.here and not a.native and not inside(a.results, TOP):
+        fail("run: --results %s is outside %s, the only folder the VM can "
+             "write; choose a folder inside it, or --native" %
+             (a.results, TOP))
     if not a.here:
         return in_vm(a, todo)
     return run_here(a, todo)
@@ -234,22 +282,46 @@ def cmd_report(a):
             xp.load_experiment(os.path.join(a.experiments, n + ".toml"))
     except xp.ExperimentError as e:
         fail(str(e))
-    md = build(a.experiment or None, md=a.md, results=a.results,
-               command=a.command, warn=lambda m: print(m, file=sys.stderr),
-               experiments=a.experiments)
+    if a.experiment and a.md is None:
+        fail("report: a page of some experiments would replace %s, which "
+             "covers all of them; give --md PATH for it" %
+             DEFAULT_MD)
+    if not os.path.isdir(a.results):
+        fail("report: no results folder %s" % a.results)
+    try:
+        md = build(a.experiment or None, md=a.md or DEFAULT_MD,
+                   results=a.results, command=a.command,
+                   warn=lambda m: print(m, file=sys.stderr),
+                   experiments=a.experiments)
+    except OSError as e:
+        fail("report: cannot write %s: %s" % (e.filename, e.strerror))
     print("satnet: wrote %s" % os.path.relpath(md))
     return 0
 
 
 def cmd_show(a):
-    from .show import show
+    from .show import FORMATS, show
+    if a.png:
+        ext = os.path.splitext(a.png)[1].lstrip(".").lower()
+        if ext not in FORMATS:
+            fail("show: --png %s: the name must end in one of .%s" %
+                 (a.png, ", .".join(FORMATS)))
+        folder = os.path.dirname(os.path.abspath(a.png))
+        if not os.path.isdir(folder):
+            fail("show: --png %s: no folder %s" % (a.png, folder))
     return show(a.run, a.png)
 
 
 def cmd_ss(a):
     from .ssdecode import format_ss
-    if a.file:
-        text = open(a.file).read() if a.file != "-" else sys.stdin.read()
+    if a.file == "-":
+        text = sys.stdin.read()
+    elif a.file:
+        try:
+            with open(a.file) as f:
+                text = f.read()
+        except OSError as e:
+            fail("ss: %s: %s" % (a.file, e.strerror))
     else:
         r = subprocess.run(["ss", "-tinH"] + a.filter, capture_output=True,
                            text=True)
@@ -266,6 +338,8 @@ def parser():
     p = argparse.ArgumentParser(
         prog="satnet", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version="%(prog)s " +
+                   version(), help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
 
     ls = sub.add_parser("list", help="experiments, scenarios, variants, "
@@ -293,12 +367,12 @@ def parser():
     r.add_argument("--point", action="append", default=[],
                    metavar="K=V", help="only the sweep value K=V, and/or "
                    "variant=NAME (repeatable)")
-    r.add_argument("--reps", type=int, help="repetitions (default: the "
+    r.add_argument("--reps", type=count(1), help="repetitions (default: the "
                    "experiment's for the mode)")
-    r.add_argument("--rep", type=int, help="only repetition N (0-based)")
-    r.add_argument("--duration", type=float, metavar="S",
+    r.add_argument("--rep", type=count(0), help="only repetition N (0-based)")
+    r.add_argument("--duration", type=seconds, metavar="S",
                    help="seconds per run (default: the experiment's)")
-    r.add_argument("--width", type=int, default=3, help="points run at "
+    r.add_argument("--width", type=count(1), default=3, help="points run at "
                    "once, each in its own namespaces (default 3)")
     r.add_argument("--serial-control", metavar="EXP:VARIANT",
                    help="run that variant's points again, one at a time, "
@@ -325,9 +399,11 @@ def parser():
     rp.add_argument("experiment", nargs="*", help="only these experiments")
     rp.add_argument("--results", default=RESULTS_DIR,
                     help="folder of run records (default %(default)s)")
-    rp.add_argument("--md", default=os.path.join(TOP, "docs", "results.md"),
-                    help="the page to write (default %(default)s); plots "
-                    "and CSVs go to the folder beside it named results/")
+    rp.add_argument("--md", default=None,
+                    help="the page to write (default docs/results.md, "
+                    "which covers every experiment, so it cannot be given "
+                    "with experiment names); plots and CSVs go to the "
+                    "folder beside it named results/")
     rp.add_argument("--experiments", default=EXPERIMENT_DIR,
                     help="folder of experiment files (default "
                     "%(default)s)")
@@ -341,7 +417,8 @@ def parser():
                         "--png draws its cwnd and ssthresh.")
     sh.add_argument("run", help="a record file (results/EXP/MODE/VARIANT/"
                     "POINT-repN.json)")
-    sh.add_argument("--png", help="write the cwnd/ssthresh plot here")
+    sh.add_argument("--png", help="write the cwnd/ssthresh plot here "
+                    "(.png, .svg or .pdf)")
     sh.set_defaults(fn=cmd_show)
 
     ss = sub.add_parser("ss", help="ss -ti with rn, r and esack state by "
@@ -356,12 +433,25 @@ def parser():
     return p
 
 
+def version():
+    from importlib import metadata
+    try:
+        return metadata.version("satnet")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
         sys.exit(a.fn(a) or 0)
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (satnet list | head): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
 
 
 if __name__ == "__main__":

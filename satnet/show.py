@@ -88,6 +88,9 @@ def ca_lines(flows):
     return out
 
 
+FORMATS = ("png", "svg", "pdf")     # what plot() writes, by file name
+
+
 def plot(rec, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -122,6 +125,11 @@ def show(path, png=None):
         return 2
     print(describe(rec))
     if png:
-        plot(rec, png)
+        try:
+            plot(rec, png)
+        except OSError as e:
+            print("satnet show: cannot write %s: %s" % (png, e.strerror),
+                  file=sys.stderr)
+            return 2
         print("wrote " + png)
     return 0

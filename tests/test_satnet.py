@@ -377,6 +377,68 @@ def test_list_and_bad_input():
     assert r.returncode == 2 and "no experiment" in r.stderr
 
 
+@pytest.mark.parametrize("args,message", [
+    (["run", "--width", "0", "--dry-run"], "--width: must be at least 1"),
+    (["run", "--reps", "0", "--dry-run"], "--reps: must be at least 1"),
+    (["run", "--reps", "-1", "--dry-run"], "--reps: must be at least 1"),
+    (["run", "--rep", "-1", "--dry-run"], "--rep: must be at least 0"),
+    (["run", "--duration", "-5", "--dry-run"], "--duration: must be above 0"),
+    (["run", "--duration", "nan", "--dry-run"], "--duration: must be above"),
+    (["run", "--width", "x", "--dry-run"], "'x' is not a whole number"),
+    (["report", "s000-fig2"], "give --md PATH"),
+    (["report", "--results", "/nonexistent-typo"], "no results folder"),
+    (["ss", "--file", "/nonexistent"], "No such file or directory"),
+])
+def test_bad_input_is_refused_with_a_message(args, message):
+    before = open(os.path.join(TOP, "docs", "results.md")).read()
+    r = satnet(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert open(os.path.join(TOP, "docs", "results.md")).read() == before
+
+
+def test_show_png_errors_are_messages(tmp_path):
+    path = sorted(glob.glob(os.path.join(FIX_RESULTS, "*", "*", "tcp-r",
+                                         "*.json")))[0]
+    for png, message in (("/nonexistent/x.png", "no folder /nonexistent"),
+                         (str(tmp_path / "x.xyz"), "must end in one of")):
+        r = satnet("show", path, "--png", png)
+        assert r.returncode == 2 and message in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+
+
+def test_report_into_an_unwritable_folder_is_a_message(tmp_path):
+    if os.geteuid() == 0:
+        md = "/proc/satnet-report.md"     # root may write anywhere else
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        md = str(ro / "r.md")
+    r = satnet("report", "--md", md, "--results", FIX_RESULTS,
+               "--experiments", FIX_EXP)
+    assert r.returncode == 2 and "cannot write" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_run_refuses_results_the_vm_cannot_write(tmp_path):
+    exp = os.path.join(FIX_EXP, "fx-sweep.toml")
+    r = satnet("run", exp, "--results", str(tmp_path))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "outside" in r.stderr and "--native" in r.stderr
+
+
+def test_version_and_a_closed_pipe():
+    r = satnet("--version")
+    assert r.returncode == 0 and r.stdout.startswith("satnet ")
+    p = subprocess.Popen([sys.executable, "-m", "satnet.cli", "list"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd="/")
+    p.stdout.read(10)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait() == 0 and "Traceback" not in err, err
+
+
 def test_dry_run_and_emit_jobs(tmp_path):
     exp = os.path.join(FIX_EXP, "fx-sweep.toml")
     r = satnet("run", exp, "--full", "--dry-run", "--results", str(tmp_path))

@@ -3,11 +3,6 @@
 # this project.  Idempotent: packages already present are skipped.
 set -euo pipefail
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: must run as root (apt-get needs it); try: sudo $0" >&2
-	exit 1
-fi
-
 DEBS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static
       iperf3 iproute2 ethtool tcpdump bpftool kmod cpio xz-utils zstd
       python3 python3-pytest python3-scapy python3-matplotlib
@@ -22,6 +17,21 @@ for p in $DEBS; do
 		missing="$missing $p"
 done
 
+top=$(cd "$(dirname "$0")/.." && pwd)
+src=$(ls -d /usr/src/linux-source-6.1 2>/dev/null || true)
+
+# Nothing to do needs no root: make test works as any user once set up.
+if [ -z "$missing" ] && [ -n "$src" ] &&
+	/usr/bin/python3 -c 'import satnet.paths as p, sys
+sys.exit(p.TOP != sys.argv[1])' "$top" 2>/dev/null; then
+	echo "install-deps: ok (nothing missing)"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: must run as root to install:${missing:- the satnet command or linux-source}; try: sudo $0" >&2
+	exit 1
+fi
+
 if [ -n "$missing" ]; then
 	echo "install-deps: installing$missing"
 	# apt in a shared /tmp was seen to lose files mid-install.
@@ -34,7 +44,6 @@ if [ -n "$missing" ]; then
 fi
 
 # Kernel source for checkpatch.pl and the reference qdiscs/congestion modules.
-src=$(ls -d /usr/src/linux-source-6.1 2>/dev/null || true)
 if [ -z "$src" ]; then
 	tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1)
 	[ -n "$tarball" ] && tar -C /usr/src -xf "$tarball"
@@ -47,8 +56,7 @@ fi
 # The satnet command, editable from this checkout (a run needs the modules,
 # the tc plugin and tools/vm-run beside it), for Debian's python3: the VM
 # shares the host's root filesystem, so /usr/local/bin/satnet works there
-# too.  Reinstalled every time, so it follows the checkout last set up.
-top=$(cd "$(dirname "$0")/.." && pwd)
+# too.  Reinstalled whenever it points at another checkout.
 /usr/bin/python3 -m pip install -q --no-deps --no-build-isolation \
 	--break-system-packages --root-user-action=ignore -e "$top"
 /usr/bin/python3 -c 'import satnet.paths as p, sys
