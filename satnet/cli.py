@@ -208,6 +208,8 @@ def cmd_run(a):
         return 0
     writable_dir(a.results)
     check_built()
+    if a.clock == "virtual" and a.native:
+        fail("run: --clock virtual needs the VM, not --native")
     if not a.here and not a.native and not inside(a.results, TOP):
         fail("run: --results %s is outside %s, the only folder the VM can "
              "write; choose a folder inside it, or --native" %
@@ -245,7 +247,9 @@ def in_vm(a, todo):
     timeout = int(estimate_s(todo, a.width) * 2 + 900)
     cmd = [sys.executable, VM_RUN, "--timeout", str(timeout), "--log",
            os.path.join(TOP, "build", "satnet-console.log")]
-    if a.vm:
+    if a.clock == "virtual":
+        cmd += ["--clock", "virtual"]
+    elif a.vm:
         cmd.append("--vm")
     elif a.native:
         cmd.append("--native")
@@ -389,6 +393,10 @@ def parser():
                    help="always boot the VM, even where this kernel would do")
     w.add_argument("--native", action="store_true",
                    help="never boot the VM (needs root, netem and modules)")
+    r.add_argument("--clock", choices=("real", "virtual"), default="real",
+                   help="the VM's clock (tools/vm-run --clock): real, or "
+                   "QEMU's instruction-counted virtual clock, one vCPU "
+                   "(default real; docs/testbed.md)")
     r.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
     r.set_defaults(fn=cmd_run)
 

@@ -67,8 +67,28 @@ def iperf3_version():
     return (r.stdout.splitlines() or ["?"])[0]
 
 
+def clock():
+    """The guest's clock, as tools/vm-run set it: real, or QEMU's
+    instruction-counted virtual clock with its shift."""
+    mode = os.environ.get("SATNET_CLOCK", "real")
+    out = {"mode": mode}
+    if mode == "virtual":
+        out["icount_shift"] = int(os.environ.get("SATNET_ICOUNT_SHIFT", "0"))
+    return out
+
+
+def clock_name(meta):
+    """A record's clock in words; records from before the field ran on
+    the real clock."""
+    c = meta.get("clock") or {"mode": "real"}
+    if c.get("mode") == "virtual":
+        return "virtual (icount shift %s)" % c.get("icount_shift", "?")
+    return c.get("mode", "real")
+
+
 def base_meta(width):
     return {"git": git_state(), "modules": project_modules(),
+            "clock": clock(),
             "kernel": os.uname().release,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": socket.gethostname(),

@@ -7,7 +7,7 @@ records only; nothing is run.
 import csv
 import os
 
-from . import h2h, stats
+from . import h2h, record, stats
 from .castate import CA_STATES, fmt_shares
 from .experiment import load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
@@ -290,6 +290,8 @@ def header(recs, command, older=0):
                                 else ""),
         "",
         "- kernel: %s" % span("kernel"),
+        "- clock: %s" % ", ".join(sorted({record.clock_name(r["meta"])
+                                          for r in recs})),
         "- commit: %s%s" % (", ".join(c[:12] for c in commits),
                             " (some runs from a modified tree)" if dirty
                             else ""),

@@ -21,10 +21,10 @@ def describe(rec):
     out = ["%s  %s  variant %s  point %s  rep %d" %
            (rec["experiment"], rec["mode"], rec["variant"],
             json.dumps(rec["point"]), rec["rep"]),
-           "kernel %s, commit %s%s, %s, width %s" %
+           "kernel %s, commit %s%s, %s, width %s, clock %s" %
            (m.get("kernel"), (git.get("commit") or "?")[:12],
             " (dirty)" if git.get("dirty") else "", m.get("date"),
-            m.get("width")),
+            m.get("width"), record.clock_name(m)),
            "scenario %s: %s Mbit/s, %s, base RTT %s ms, %s s, profile %s" %
            (sc.get("name"), (sc.get("rate_bps") or 0) / 1e6,
             sc.get("qdisc"), sc.get("base_rtt_ms"), m.get("duration_s"),

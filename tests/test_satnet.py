@@ -427,6 +427,14 @@ def test_run_refuses_results_the_vm_cannot_write(tmp_path):
     assert "outside" in r.stderr and "--native" in r.stderr
 
 
+def test_records_name_their_clock(monkeypatch):
+    monkeypatch.delenv("SATNET_CLOCK", raising=False)
+    assert record.clock() == {"mode": "real"}
+    monkeypatch.setenv("SATNET_CLOCK", "virtual")
+    monkeypatch.setenv("SATNET_ICOUNT_SHIFT", "2")
+    assert record.clock() == {"mode": "virtual", "icount_shift": 2}
+
+
 def test_version_and_a_closed_pipe():
     r = satnet("--version")
     assert r.returncode == 0 and r.stdout.startswith("satnet ")

@@ -59,3 +59,38 @@ def test_kmemleak_reports_of_our_modules_fail():
     assert "0xffffffffa000632c" in faults[2]
     assert vm_run.own_leaks(kernels + kernels) == []
     assert vm_run.own_leaks([]) == []
+
+
+def parse(*argv):
+    """vm-run's arguments as main() leaves them, or SystemExit."""
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--smp", type=int)
+    p.add_argument("--clock", default="real")
+    p.add_argument("--icount-shift", type=int, default=0)
+    p.add_argument("--native", action="store_true")
+    p.add_argument("--vm", action="store_true")
+    a = p.parse_args(list(argv))
+    vm_run.check_clock(p, a)
+    return a
+
+
+def test_virtual_clock_is_icount_on_one_vcpu():
+    a = parse("--clock", "virtual", "--icount-shift", "3")
+    assert a.smp == 1 and a.vm
+    assert vm_run.accel_args(a, kvm=True) == [
+        "-accel", "tcg", "-cpu", "max", "-icount", "shift=3,sleep=off"]
+    assert vm_run.clock_env(a) == {"SATNET_CLOCK": "virtual",
+                                   "SATNET_ICOUNT_SHIFT": "3"}
+    real = parse()
+    assert real.smp == 2 and "-icount" not in vm_run.accel_args(real, False)
+    assert vm_run.clock_env(real) == {"SATNET_CLOCK": "real"}
+
+
+def test_virtual_clock_refuses_smp_and_native(capsys):
+    import pytest
+    for argv in (("--smp", "2"), ("--native",), ("--icount-shift", "11")):
+        with pytest.raises(SystemExit) as e:
+            parse("--clock", "virtual", *argv)
+        assert e.value.code == 2
+    assert "SMP guests hang" in capsys.readouterr().err

@@ -48,6 +48,8 @@ def test_run_two_points_then_report(tmp_path):
     for x in recs:
         assert x["mode"] == "point" and x["point"] == {"forward.per": 0.001}
         assert x["meta"]["width"] == 2 and x["meta"]["duration_s"] == 8
+        assert x["meta"]["clock"]["mode"] == \
+            os.environ.get("SATNET_CLOCK", "real")
         assert x["selfcheck"]["attempts"] >= 1
         assert x["flows"][0]["ss"], "no ss samples"
         assert x["summary"]["variants"][x["variant"]]["goodput"] > 0.3
