@@ -30,6 +30,28 @@ class SelfCheckError(RuntimeError):
     pass
 
 
+CPU_BOUND = 0.5     # a run whose CPU was busier measured the CPU
+
+
+def cpu_ticks(path="/proc/stat"):
+    """(busy, total) jiffies of every CPU of this machine: all namespaces
+    share them, so this is the whole guest's load."""
+    with open(path) as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # + iowait
+    total = sum(fields[:8])                 # guest time is inside user
+    return total - idle, total
+
+
+def cpu_use(before, after):
+    """The share of CPU time the machine was busy between two cpu_ticks(),
+    and whether that makes the run CPU-bound."""
+    busy, total = after[0] - before[0], after[1] - before[1]
+    share = busy / total if total > 0 else 0.0
+    return {"busy_share": round(share, 4), "cpus": os.cpu_count(),
+            "cpu_bound": share > CPU_BOUND}
+
+
 def nstat(topo, ns):
     """All TCP/IP MIB counters of a namespace (fresh, so absolute)."""
     text = topo.ex(ns, ["cat", "/proc/net/netstat", "/proc/net/snmp"]).stdout

@@ -156,8 +156,10 @@ def summarize(rec, rate_bps, mss):
     j = jain([f["goodput_bps"] for f in flows])
     for v in out.values():
         v["jain"] = j
+    cpu = (rec.get("host") or {}).get("cpu") or {}
     return {"variants": out,
-            "goodput_bps": sum(f["goodput_bps"] for f in flows), "jain": j}
+            "goodput_bps": sum(f["goodput_bps"] for f in flows), "jain": j,
+            "cpu_bound": cpu.get("cpu_bound")}
 
 
 def write(rec, path):

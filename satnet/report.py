@@ -298,6 +298,10 @@ def header(recs, command, older=0):
         "- runs dated %s to %s" % (dates[0], dates[-1]) if dates else "",
         "- machine time: %.0f s over all runs (`meta.wall_s`)" %
         sum(r["meta"].get("wall_s", 0) for r in recs),
+        "- CPU-bound runs (the guest's CPU busy more than half of the "
+        "flows' time, `host.cpu`): %d of %d" %
+        (sum(bool((r.get("summary") or {}).get("cpu_bound")) for r in recs),
+         sum("cpu" in (r.get("host") or {}) for r in recs)),
     ]
 
 

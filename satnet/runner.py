@@ -289,11 +289,13 @@ def measure_point(pt, topo, check):
     variants = pt.exp.flows(pt.variant)
     ccs = [pt.exp.catalogue[v].cc for v in variants]
     before = snapshot(topo)
+    cpu0 = measure.cpu_ticks()
     with PathSchedule(topo.schedule_steps(pt.duration),
                       topo.tc_batch) as schedule:
         flows = together(lambda i, barrier, cc: _flow(topo, i, barrier, cc,
                                                       pt.duration),
                          [{"cc": cc} for cc in ccs], action=schedule.start)
+    cpu = measure.cpu_use(cpu0, measure.cpu_ticks())
     applied = schedule.result()
     after = snapshot(topo)
     for i, (f, v) in enumerate(zip(flows, variants)):
@@ -312,7 +314,8 @@ def measure_point(pt, topo, check):
             "proc_sender": record.diff_counters(before["proc_snd"],
                                                 after["proc_snd"]),
             "proc_receiver": record.diff_counters(before["proc_rcv"],
-                                                  after["proc_rcv"])},
+                                                  after["proc_rcv"]),
+            "cpu": cpu},
         "selfcheck": check,
         "schedule": applied,
     }

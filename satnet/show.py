@@ -40,6 +40,12 @@ def describe(rec):
                    (chk.get("rtt_ms"), chk.get("rtt_expected_ms"),
                     chk.get("rate_bps"), chk.get("rate_expected_bps"),
                     chk.get("attempts", 1)))
+    cpu = (rec.get("host") or {}).get("cpu")
+    if cpu:
+        out.append("CPU: busy %.0f %% of the flows' time on %s CPU(s)%s" %
+                   (100 * cpu["busy_share"], cpu.get("cpus"),
+                    "; CPU-BOUND: this run measured the CPU, not the "
+                    "network" if cpu.get("cpu_bound") else ""))
     out.append("")
     out.append("%-4s %-12s %-8s %12s %10s %s" % ("flow", "variant", "cc",
                                               "goodput b/s", "retrans",

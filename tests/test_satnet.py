@@ -694,3 +694,21 @@ def test_gate_gives_parameters_back(tmp_path, monkeypatch):
         assert rtt0.read_text() == "0\n"
         assert not g._free({("tcp_r", "rtt0_ms"): "25"})
     assert g.held == {}
+
+
+def test_cpu_use_flags_a_busy_run(tmp_path):
+    from satnet import measure
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 1 2 3 4\n")
+    t0 = measure.cpu_ticks(str(stat))
+    assert t0 == (200, 1000)
+    stat.write_text("cpu  400 0 300 900 0 0 0 0 0 0\n")
+    use = measure.cpu_use(t0, measure.cpu_ticks(str(stat)))
+    assert use["busy_share"] == 0.8333 and use["cpu_bound"]
+    stat.write_text("cpu  110 0 110 1780 0 0 0 0 0 0\n")
+    use = measure.cpu_use(t0, measure.cpu_ticks(str(stat)))
+    assert use["busy_share"] == 0.02 and not use["cpu_bound"]
+    rec = fixture_records()[0]
+    rec["host"]["cpu"] = use
+    assert "CPU: busy 2 %" in show.describe(rec)
+    assert record.summarize(rec, 1.5e6, 1448)["cpu_bound"] is False
