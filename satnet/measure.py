@@ -142,8 +142,29 @@ def bottleneck_rate(topo, seconds=2.0):
     return (b1 - b0) * 8 / (t1 - t0)
 
 
+def queued(topo):
+    """Packets still held by the bottleneck's qdiscs (every level)."""
+    return sum(q.get("qlen", 0) for q in bottleneck_json(topo))
+
+
+def wait_drained(topo, timeout=30.0):
+    """After the rate test: the bottleneck queue empty, then one base RTT
+    for the delay stages to deliver what they hold, so the flows start
+    on an idle path.  Returns the seconds it took."""
+    t0 = time.monotonic()
+    while queued(topo):
+        if time.monotonic() - t0 > timeout:
+            raise SelfCheckError("the bottleneck queue still held %d "
+                                 "packets %.0f s after the rate test" %
+                                 (queued(topo), timeout))
+        time.sleep(0.05)
+    time.sleep(topo.sc.base_rtt_ms() / 1000)
+    return round(time.monotonic() - t0, 3)
+
+
 def self_check(topo):
-    """Idle RTT within 2 % and bottleneck rate within 10 %, or fail."""
+    """Idle RTT within 2 % and bottleneck rate within 10 %, or fail; then
+    the path is left idle."""
     sc = topo.sc
     rtt = ping_rtt(topo)
     want_rtt = expected_ping_ms(sc)
@@ -156,6 +177,7 @@ def self_check(topo):
     if abs(rate - sc.rate_bps) > RATE_TOLERANCE * sc.rate_bps:
         raise SelfCheckError("bottleneck rate %.0f bit/s, expected %.0f "
                              "(+-10%%)" % (rate, sc.rate_bps))
+    res["drain_s"] = wait_drained(topo)
     return res
 
 
