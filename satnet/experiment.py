@@ -13,6 +13,7 @@ import tomllib
 
 from .paths import EXPERIMENT_DIR, PROFILE_DIR, SCENARIO_DIR, VARIANTS_FILE
 from .scenario import ScenarioError, load_scenario
+from .stats import EQUIV_MARGIN
 
 MODES = ("quick", "full")
 METRICS = ("goodput", "goodput_share", "limit_share", "retrans_share",
@@ -21,9 +22,10 @@ EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
             "variants", "mix", "profile", "scaled", "sweep", "quick", "full",
             "plot", "claim")
 VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
-FORMS = ("ratio", "better", "best", "na")
+FORMS = ("ratio", "better", "at_least", "same", "best", "na")
 CLAIM_KEYS = ("id", "text", "source", "at", "metric", "ratio", "better",
-              "best", "na", "tolerance", "why", "counters")
+              "at_least", "same", "best", "na", "margin", "why",
+              "counters")
 NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -92,9 +94,18 @@ class Claim:
         self.spec = d[self.form]
         self.at = d.get("at", {})
         self.metric = d.get("metric", exp.metric)
-        self.tolerance = d.get("tolerance", 0.25)
+        self.margin = d.get("margin", EQUIV_MARGIN)
         self.why = d.get("why", "")
         self.counters = d.get("counters", [])
+        if not (isinstance(self.margin, (int, float)) and
+                1 < self.margin < 10):
+            raise ExperimentError("%s: margin is a factor above 1, such "
+                                  "as 1.1" % where)
+        if self.form in ("better", "at_least", "same") and not (
+                isinstance(self.spec, dict) and
+                {"a", "b"} <= set(self.spec) <= {"a", "b", "lower"}):
+            raise ExperimentError("%s: %s needs a and b (and optionally "
+                                  "lower)" % (where, self.form))
         if self.metric not in METRICS:
             raise ExperimentError("%s: unknown metric %r" %
                                   (where, self.metric))
@@ -120,7 +131,7 @@ class Claim:
     def variants(self):
         if self.form == "ratio":
             return [self.spec["num"]] + list(self.spec["den"])
-        if self.form == "better":
+        if self.form in ("better", "at_least", "same"):
             return [self.spec["a"], self.spec["b"]]
         if self.form == "best":
             return list(self.spec["ours"]) + list(self.spec["theirs"])

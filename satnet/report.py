@@ -14,8 +14,10 @@ from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
 
 MODE_ORDER = ("full", "quick", "point", "legacy")
-VERDICTS = ("holds", "partly holds", "fails", "inconclusive",
-            "not comparable", "not run", "no data")
+VERDICTS = stats.VERDICTS + ("not comparable", "not run")
+# Verdicts whose claim's "why" explains a disagreement.
+DISAGREE = ("direction only", "seed's magnitude refuted", "contradicted",
+            "effect absent")
 
 
 def _metric(rec, variant, metric):
@@ -179,50 +181,93 @@ def plot(res, path):
     plt.close(fig)
 
 
+def _runs(*estimates):
+    return min(e.n for e in estimates)
+
+
+def _pair(claim, res):
+    """(A, B, Ratio oriented so that the claim's direction is above 1)."""
+    a = res.estimate(claim.spec["a"], claim.at, claim.metric)
+    b = res.estimate(claim.spec["b"], claim.at, claim.metric)
+    lower = claim.spec.get("lower", False)
+    return a, b, stats.Ratio(b, a) if lower else stats.Ratio(a, b)
+
+
 def judge(claim, res):
-    """(ours as text, verdict) of one claim."""
+    """(ours as text, stats.Judgement) of one claim."""
     if claim.form == "na":
-        return "–", "not comparable"
+        return "–", stats.Judgement("not comparable")
     pt = claim.at
     if res is None or not all(res.runs(v, pt) for v in claim.variants()):
-        return "–", "not run"
+        return "–", stats.Judgement("not run")
+    full = res.mode == "full"
     if claim.form == "ratio":
-        num = res.estimate(claim.spec["num"], pt, claim.metric)
-        den = stats.pooled([res.estimate(v, pt, claim.metric)
-                            for v in claim.spec["den"]])
-        r = stats.Ratio(num, den)
-        return ("%s (n=%d/%d)" % (r.fmt(), num.n, den.n),
-                stats.verdict_ratio(r, claim.spec["seed"], claim.tolerance))
+        return judge_ratio(claim, res, full)
     if claim.form == "best":
-        return judge_best(claim, res)
-    a = res.estimate(claim.spec["a"], pt, claim.metric)
-    b = res.estimate(claim.spec["b"], pt, claim.metric)
-    lower = claim.spec.get("lower", False)
-    r = stats.Ratio(a, b)
-    return ("%s: %s; %s: %s; ratio %s" % (claim.spec["a"], a.fmt(),
-                                          claim.spec["b"], b.fmt(), r.fmt()),
-            stats.verdict_better(a, b, lower))
+        return judge_best(claim, res, full)
+    a, b, r = _pair(claim, res)
+    rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
+            "same": stats.judge_same}[claim.form]
+    kw = {"margin": claim.margin} if claim.form != "better" else {}
+    text = "%s: %s; %s: %s; ratio %s%s" % (
+        claim.spec["a"], a.fmt(), claim.spec["b"], b.fmt(), r.fmt(),
+        " (%s is lower)" % claim.spec["a"] if claim.spec.get("lower")
+        else "")
+    return text, rule(r, full, _runs(a, b), **kw)
 
 
-def judge_best(claim, res):
-    """The best of ours against the best of theirs, each picked by its
-    mean; the pair is then judged as `better`."""
-    a, ea = res.best(claim.spec["ours"], claim.at, claim.metric)
-    b, eb = res.best(claim.spec["theirs"], claim.at, claim.metric)
-    return ("%s: %s; %s: %s; ratio %s" % (a, ea.fmt(), b, eb.fmt(),
-                                          stats.Ratio(ea, eb).fmt()),
-            stats.verdict_better(ea, eb))
+def judge_ratio(claim, res, full):
+    """A against each baseline of the claim: the weakest verdict stands."""
+    num = res.estimate(claim.spec["num"], claim.at, claim.metric)
+    parts, js = [], []
+    for v in claim.spec["den"]:
+        den = res.estimate(v, claim.at, claim.metric)
+        r = stats.Ratio(num, den)
+        js.append(stats.judge_factor(r, claim.spec["seed"], full,
+                                     _runs(num, den), claim.margin))
+        parts.append("/%s %s (n=%d/%d)" % (v, r.fmt(), num.n, den.n))
+    return "; ".join(parts), stats.weakest(js)
+
+
+def judge_best(claim, res, full):
+    """Some variant of ours beats every one of theirs.  Each of ours is
+    judged against each of theirs with CIs widened for the number of
+    ours (Holm's first step), so picking the winner on the same runs
+    cannot make the claim hold by chance; the strongest of ours stands."""
+    ours, theirs = claim.spec["ours"], claim.spec["theirs"]
+    level = stats.holm_level(len(ours))
+    best = None
+    for o in ours:
+        eo = res.estimate(o, claim.at, claim.metric)
+        js = []
+        for t in theirs:
+            et = res.estimate(t, claim.at, claim.metric)
+            js.append(stats.judge_better(stats.Ratio(eo, et, level), full,
+                                         _runs(eo, et)))
+        j = stats.weakest(js)
+        rank = stats.VERDICTS.index(j.verdict)
+        if best is None or rank < best[0]:
+            best = (rank, o, j)
+    _, o, j = best
+    eo = res.estimate(o, claim.at, claim.metric)
+    return ("strongest of ours: %s %s; CIs at %.1f %% (Holm, %d of ours)" %
+            (o, eo.fmt(), 100 * level, len(ours)), j)
 
 
 def seed_value(claim):
     if claim.form == "ratio":
-        return "%g×" % claim.spec["seed"]
-    if claim.form == "better":
-        return "%s %s %s" % (claim.spec["a"],
-                             "<" if claim.spec.get("lower") else ">",
-                             claim.spec["b"])
+        s = claim.spec["seed"]
+        return "%g× (magnitude band %.2f–%.2f)" % (
+            s, *(sorted((s ** 0.5, s ** 1.5))))
+    if claim.form in ("better", "at_least", "same"):
+        op = {"better": "<" if claim.spec.get("lower") else ">",
+              "at_least": "≤" if claim.spec.get("lower") else "≥",
+              "same": "≈"}[claim.form]
+        margin = " (margin %g×)" % claim.margin \
+            if claim.form != "better" else ""
+        return "%s %s %s%s" % (claim.spec["a"], op, claim.spec["b"], margin)
     if claim.form == "best":
-        return "best of %s ≥ best of %s" % ("/".join(claim.spec["ours"]),
+        return "best of %s > best of %s" % ("/".join(claim.spec["ours"]),
                                           "/".join(claim.spec["theirs"]))
     return "–"
 
@@ -253,22 +298,24 @@ def _cell(text):
 
 
 def claims_table(exps, results):
-    lines = ["| claim | seed | seed says | ours (95 % CI) | verdict | "
-             "why, and the counters per run (mean, range) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| claim | seed | seed says | ours (95 % CI) | direction | "
+             "magnitude | verdict | why, and the counters per run "
+             "(mean, range) |",
+             "|---|---|---|---|---|---|---|---|"]
     count = dict.fromkeys(VERDICTS, 0)
     for exp in exps:
         for c in exp.claims:
-            ours, verdict = judge(c, results.get(exp.name))
-            count[verdict] += 1
-            why = c.why if verdict in ("partly holds", "fails") else ""
+            ours, j = judge(c, results.get(exp.name))
+            count[j.verdict] += 1
+            why = c.why if j.verdict in DISAGREE else ""
             if c.form == "na":
                 why = c.spec
             ev = evidence(c, results.get(exp.name))
-            lines.append("| %s: %s | %s | %s | %s | **%s** | %s |" % (
-                c.id, _cell(c.text), _cell(c.source), seed_value(c),
-                _cell(ours), verdict,
-                _cell("; ".join(x for x in (why, ev) if x))))
+            lines.append("| %s: %s | %s | %s | %s | %s | %s | **%s** | %s |"
+                         % (c.id, _cell(c.text), _cell(c.source),
+                            _cell(seed_value(c)), _cell(ours), j.direction,
+                            j.magnitude, j.verdict,
+                            _cell("; ".join(x for x in (why, ev) if x))))
     summary = ", ".join("%d %s" % (n, v) for v, n in count.items() if n)
     return lines, summary
 

@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Means with 95 % confidence intervals, ratios of means, verdicts."""
+"""Means with 95 % confidence intervals, ratios of means, verdicts.
+
+docs/experiments.md ("How a claim is judged") states the rule in words;
+this file is its only implementation.
+"""
 
 import math
 import statistics
@@ -7,6 +11,17 @@ import statistics
 from scipy import stats as _st
 
 LEVEL = 0.95
+MIN_RUNS = 3            # fewer runs per arm, or shorter runs: a pilot
+EQUIV_MARGIN = 1.10     # ratios within [1/1.10, 1.10] are "no effect"
+
+# Strongest first; "weakest" of several is the last in this order.
+VERDICTS = ("reproduced", "direction reproduced, magnitude open",
+            "direction only", "effect absent", "inconclusive",
+            "seed's magnitude refuted", "contradicted", "pilot", "no data")
+
+
+def _t(df, level=LEVEL):
+    return _st.t.ppf((1 + level) / 2, df)
 
 
 class Estimate:
@@ -16,11 +31,9 @@ class Estimate:
         self.values = [v for v in values if v is not None]
         self.n = len(self.values)
         self.mean = statistics.fmean(self.values) if self.n else None
-        if self.n > 1:
-            sem = statistics.stdev(self.values) / math.sqrt(self.n)
-            self.half = _st.t.ppf((1 + LEVEL) / 2, self.n - 1) * sem
-        else:
-            self.half = None
+        self.sd = statistics.stdev(self.values) if self.n > 1 else None
+        self.half = _t(self.n - 1) * self.sd / math.sqrt(self.n) \
+            if self.n > 1 else None
 
     @property
     def lo(self):
@@ -31,83 +44,184 @@ class Estimate:
         return self.mean + self.half if self.half is not None else None
 
     def fmt(self, digits=3):
+        """The mean, the CI's half-width and the SD, named as such."""
         if self.mean is None:
             return "–"
         if self.half is None:
             return "%.*g (n=1)" % (digits, self.mean)
-        return "%.*g ± %.2g (n=%d)" % (digits, self.mean, self.half, self.n)
+        return "%.*g (95 %% CI ± %.2g, SD %.2g, n=%d)" % (
+            digits, self.mean, self.half, self.sd, self.n)
 
 
 class Ratio:
-    """A / B of two independent means, with a 95 % CI by the delta
-    method: relative standard errors add in quadrature, with the
-    Welch-Satterthwaite degrees of freedom."""
+    """A / B of two independent positive means, with its CI on the log
+    scale: log A - log B by the delta method (the squared relative
+    standard errors add), Welch-Satterthwaite degrees of freedom, then
+    exponentiated, so the interval is never below zero and its inverse is
+    the interval of B / A.  @level widens it (a multiplicity correction)."""
 
-    def __init__(self, a, b):
+    def __init__(self, a, b, level=LEVEL):
         self.a, self.b = a, b
-        self.value = a.mean / b.mean if a.mean is not None and b.mean \
-            else None
-        self.half = None
-        if self.value is not None and a.n > 1 and b.n > 1 and a.mean:
-            ra = (statistics.stdev(a.values) / a.mean) ** 2 / a.n
-            rb = (statistics.stdev(b.values) / b.mean) ** 2 / b.n
-            if ra + rb == 0:
-                self.half = 0.0
-            else:
-                df = (ra + rb) ** 2 / (ra ** 2 / (a.n - 1) +
-                                       rb ** 2 / (b.n - 1))
-                self.half = _st.t.ppf((1 + LEVEL) / 2, df) * \
-                    self.value * math.sqrt(ra + rb)
+        self.value = self.lo = self.hi = None
+        if a.mean is None or b.mean is None or a.mean <= 0 or b.mean <= 0:
+            return
+        self.value = a.mean / b.mean
+        if a.n < 2 or b.n < 2:
+            return
+        ra = (a.sd / a.mean) ** 2 / a.n
+        rb = (b.sd / b.mean) ** 2 / b.n
+        if ra + rb == 0:
+            self.lo = self.hi = self.value
+            return
+        df = (ra + rb) ** 2 / (ra ** 2 / (a.n - 1) + rb ** 2 / (b.n - 1))
+        w = _t(df, level) * math.sqrt(ra + rb)
+        self.lo, self.hi = self.value * math.exp(-w), self.value * math.exp(w)
 
     @property
-    def lo(self):
-        return self.value - self.half if self.half is not None else None
+    def has_ci(self):
+        return self.lo is not None
 
-    @property
-    def hi(self):
-        return self.value + self.half if self.half is not None else None
+    def inverse(self):
+        """B / A with the same interval, inverted."""
+        r = Ratio.__new__(Ratio)
+        r.a, r.b = self.b, self.a
+        r.value = 1 / self.value if self.value else None
+        r.lo = 1 / self.hi if self.has_ci else None
+        r.hi = 1 / self.lo if self.has_ci else None
+        return r
 
     def fmt(self):
         if self.value is None:
             return "–"
-        if self.half is None:
+        if not self.has_ci:
             return "%.2f" % self.value
         return "%.2f [%.2f, %.2f]" % (self.value, self.lo, self.hi)
 
 
+class Judgement:
+    """A verdict with its two parts: the direction of the effect and its
+    size against the seed's, each reproduced, contradicted/refuted or
+    open ('–' where the claim states no size)."""
+
+    def __init__(self, verdict, direction="–", magnitude="–"):
+        self.verdict, self.direction, self.magnitude = \
+            verdict, direction, magnitude
+
+    def __repr__(self):
+        return "Judgement(%r, %r, %r)" % (self.verdict, self.direction,
+                                          self.magnitude)
+
+
+def _ready(r, full, runs):
+    """The Judgement that stands when @r cannot be judged, or None."""
+    if r.value is None:
+        return Judgement("no data")
+    if not full or runs < MIN_RUNS or not r.has_ci:
+        return Judgement("pilot")
+    return None
+
+
+def _no_effect(r, margin):
+    return 1 / margin <= r.lo and r.hi <= margin
+
+
+def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+    """The seed says A / B = @seed (> 1: A higher; < 1: A lower).  The
+    ratio is oriented so that the seed's direction is above 1; the
+    magnitude is reproduced when the CI lies inside [s^0.5, s^1.5] and
+    refuted when it lies outside that band."""
+    j = _ready(r, full, runs)
+    if j:
+        return j
+    if seed < 1:
+        r, seed = r.inverse(), 1 / seed
+    band = (seed ** 0.5, seed ** 1.5)
+    inside = band[0] <= r.lo and r.hi <= band[1]
+    outside = r.hi < band[0] or r.lo > band[1]
+    size = "reproduced" if inside else "refuted" if outside else "open"
+    if r.lo > 1:
+        if inside:
+            return Judgement("reproduced", "reproduced", size)
+        if outside:
+            return Judgement("direction only", "reproduced", size)
+        return Judgement("direction reproduced, magnitude open",
+                         "reproduced", size)
+    if r.hi < 1:
+        return Judgement("contradicted", "contradicted", size)
+    if _no_effect(r, margin):
+        return Judgement("effect absent", "open", size)
+    if outside:
+        return Judgement("seed's magnitude refuted", "open", size)
+    return Judgement("inconclusive", "open", size)
+
+
+def judge_better(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+    """The seed says A / B > 1, with no size."""
+    j = _ready(r, full, runs)
+    if j:
+        return j
+    if r.lo > 1:
+        return Judgement("reproduced", "reproduced")
+    if r.hi < 1:
+        return Judgement("contradicted", "contradicted")
+    if _no_effect(r, margin):
+        return Judgement("effect absent", "open")
+    return Judgement("inconclusive", "open")
+
+
+def judge_at_least(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+    """Non-inferiority: the seed says A is at least B; reproduced when the
+    CI's lower end is above 1 / @margin, contradicted when its upper end
+    is below it."""
+    j = _ready(r, full, runs)
+    if j:
+        return j
+    if r.lo >= 1 / margin:
+        return Judgement("reproduced", "reproduced")
+    if r.hi < 1 / margin:
+        return Judgement("contradicted", "contradicted")
+    return Judgement("inconclusive", "open")
+
+
+def judge_same(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+    """Equivalence: the seed says A ≈ B; reproduced when the CI lies
+    inside [1 / @margin, @margin], contradicted when it lies outside."""
+    j = _ready(r, full, runs)
+    if j:
+        return j
+    if _no_effect(r, margin):
+        return Judgement("reproduced", "reproduced")
+    if r.lo > margin or r.hi < 1 / margin:
+        return Judgement("contradicted", "contradicted")
+    return Judgement("inconclusive", "open")
+
+
+def weakest(judgements):
+    """A claim against several baselines holds only as far as it holds
+    against each: the weakest verdict (VERDICTS' order) stands."""
+    return max(judgements, key=lambda j: VERDICTS.index(j.verdict))
+
+
+def holm_level(k):
+    """The CI level for one of @k candidates when the question is whether
+    any of them holds: Holm's first step, alpha / k (Bonferroni)."""
+    return 1 - (1 - LEVEL) / max(1, k)
+
+
 def pooled(estimates):
     """The mean of several variants' means, as one estimate over their
-    values (the denominator of 'A against the others')."""
+    values."""
     return Estimate([v for e in estimates for v in e.values])
 
 
-def verdict_ratio(r, seed, tolerance):
-    """holds: A is better (the CI lies above 1) and the CI reaches the
-    seed's factor less the tolerance; partly holds: better, by less;
-    fails: the CI lies below 1 (A is worse); inconclusive: the CI holds 1,
-    or there is no CI (one run).  A factor below 1 claims A is worse and
-    is judged the other way round."""
-    if r.value is None:
-        return "no data"
-    if r.half is None:
-        return "inconclusive"
-    if seed < 1:
-        if r.hi < 1:
-            return "holds" if r.lo <= seed * (1 + tolerance) \
-                else "partly holds"
-        return "fails" if r.lo > 1 else "inconclusive"
-    if r.lo > 1:
-        return "holds" if r.hi >= seed * (1 - tolerance) else "partly holds"
-    return "fails" if r.hi < 1 else "inconclusive"
-
-
 def verdict_better(a, b, lower=False):
-    """A's metric is higher (lower=True: lower) than B's: judged on the
-    ratio's CI, as verdict_ratio with no factor."""
+    """For comparisons outside the seeds' claims (docs/head-to-head.md):
+    holds when A's metric is higher (lower=True: lower) than B's on the
+    log-scale CI, fails when it is lower, else inconclusive."""
     r = Ratio(b, a) if lower else Ratio(a, b)
     if r.value is None:
         return "no data"
-    if r.half is None:
+    if not r.has_ci:
         return "inconclusive"
     if r.lo > 1:
         return "holds"

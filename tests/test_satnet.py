@@ -5,6 +5,7 @@ the report (from records of real runs) and the command line.  No root."""
 import csv
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -137,24 +138,24 @@ def test_estimate_matches_student_t():
     assert stats.Estimate([]).fmt() == "–"
 
 
-def test_ratio_and_verdicts():
+def ratio(value, lo, hi):
+    """A Ratio with a given CI, for the verdict rules alone."""
+    r = stats.Ratio(stats.Estimate([]), stats.Estimate([]))
+    r.value, r.lo, r.hi = value, lo, hi
+    return r
+
+
+def test_ratio_ci_is_on_the_log_scale():
     a, b = stats.Estimate([3.0, 3.2, 2.8]), stats.Estimate([1.0, 1.1, 0.9])
     r = stats.Ratio(a, b)
     assert abs(r.value - 3.0) < 1e-9 and r.lo < 3 < r.hi
-    assert stats.verdict_ratio(r, 3.0, 0.25) == "holds"
-    assert stats.verdict_ratio(r, 10.0, 0.25) == "partly holds"
-    assert stats.verdict_ratio(stats.Ratio(b, a), 3.0, 0.25) == "fails"
-    assert stats.verdict_ratio(stats.Ratio(b, a), 0.33, 0.25) == "holds"
-    assert stats.verdict_better(a, b) == "holds"
-    assert stats.verdict_better(b, a) == "fails"
-    assert stats.verdict_better(b, a, lower=True) == "holds"
-    close = stats.Estimate([1.05, 1.2, 0.95])
-    assert stats.verdict_better(close, b) == "inconclusive"
-    assert stats.verdict_ratio(stats.Ratio(close, b), 1.1, 0.25) == \
-        "inconclusive"
-    one = stats.Estimate([3.0])
-    assert stats.verdict_ratio(stats.Ratio(one, b), 3.0, 0.25) == \
-        "inconclusive"
+    # symmetric in log: value / lo == hi / value
+    assert abs(r.value / r.lo - r.hi / r.value) < 1e-9
+    inv = r.inverse()
+    assert abs(inv.lo - 1 / r.hi) < 1e-12 and abs(inv.hi - 1 / r.lo) < 1e-12
+    # a noisy numerator whose linear CI went negative stays above zero
+    wild = stats.Ratio(stats.Estimate([0.5, 15.0]), stats.Estimate([1.0, 1.0]))
+    assert wild.lo > 0 and wild.hi > wild.value > wild.lo
 
 
 def test_ratio_ci_uses_welch_degrees_of_freedom():
@@ -162,7 +163,100 @@ def test_ratio_ci_uses_welch_degrees_of_freedom():
     a, b = stats.Estimate([9.0, 11.0]), stats.Estimate([0.9, 1.1])
     r = stats.Ratio(a, b)
     # relative se^2 per arm: (1.4142/10)^2 / 2 = 0.01; df = 2
-    assert abs(r.half - 4.3027 * 10 * (0.02 ** 0.5)) < 1e-3
+    w = 4.3027 * (0.02 ** 0.5)
+    assert abs(r.hi - 10 * math.exp(w)) < 1e-2
+    assert abs(r.lo - 10 * math.exp(-w)) < 1e-3
+
+
+def test_no_ratio_of_a_zero_or_negative_mean():
+    assert stats.Ratio(stats.Estimate([0.0, 0.0]),
+                       stats.Estimate([1.0, 2.0])).value is None
+    assert stats.judge_better(stats.Ratio(stats.Estimate([1.0]),
+                                          stats.Estimate([0.0]))).verdict \
+        == "no data"
+
+
+@pytest.mark.parametrize("r,seed,verdict,direction,magnitude", [
+    # the issue's cases: 1.84x is not 3x; 0.99 refutes 1.45
+    ((1.84, 1.17, 2.50), 3.0, "direction reproduced, magnitude open",
+     "reproduced", "open"),
+    ((0.99, 0.80, 1.17), 1.45, "seed's magnitude refuted", "open",
+     "refuted"),
+    ((3.0, 2.0, 4.5), 3.0, "reproduced", "reproduced", "reproduced"),
+    ((1.2, 1.1, 1.3), 3.0, "direction only", "reproduced", "refuted"),
+    ((0.5, 0.4, 0.6), 3.0, "contradicted", "contradicted", "refuted"),
+    ((1.0, 0.95, 1.05), 3.0, "effect absent", "open", "refuted"),
+    ((1.3, 0.9, 2.0), 3.0, "inconclusive", "open", "open"),
+    # a seed factor below 1 (A lower) is judged the other way round
+    ((0.33, 0.25, 0.45), 1 / 3, "reproduced", "reproduced", "reproduced"),
+    ((2.0, 1.5, 2.5), 0.5, "contradicted", "contradicted", "refuted"),
+])
+def test_factor_verdicts(r, seed, verdict, direction, magnitude):
+    j = stats.judge_factor(ratio(*r), seed)
+    assert (j.verdict, j.direction, j.magnitude) == \
+        (verdict, direction, magnitude)
+
+
+def test_a_wider_ci_never_reproduces_more_easily():
+    narrow = stats.judge_factor(ratio(2.9, 2.0, 4.0), 3.0).verdict
+    wide = stats.judge_factor(ratio(2.9, 1.1, 8.0), 3.0).verdict
+    assert narrow == "reproduced" and wide != "reproduced"
+
+
+def test_pilot_below_three_runs_or_full_length():
+    r = ratio(3.0, 2.0, 4.5)
+    assert stats.judge_factor(r, 3.0, runs=2).verdict == "pilot"
+    assert stats.judge_factor(r, 3.0, full=False).verdict == "pilot"
+    assert stats.judge_better(r, runs=2).verdict == "pilot"
+    one = stats.Ratio(stats.Estimate([3.0]), stats.Estimate([1.0, 1.1]))
+    assert stats.judge_better(one, runs=3).verdict == "pilot"
+
+
+@pytest.mark.parametrize("rule,r,verdict", [
+    ("judge_better", (1.5, 1.2, 1.9), "reproduced"),
+    ("judge_better", (0.7, 0.6, 0.8), "contradicted"),
+    ("judge_better", (1.01, 0.95, 1.08), "effect absent"),
+    ("judge_better", (1.2, 0.8, 1.8), "inconclusive"),
+    # non-inferiority with margin 1.1: the lower end must reach 0.909
+    ("judge_at_least", (0.98, 0.92, 1.05), "reproduced"),
+    ("judge_at_least", (0.98, 0.85, 1.05), "inconclusive"),
+    ("judge_at_least", (0.8, 0.7, 0.9), "contradicted"),
+    # equivalence with margin 1.1
+    ("judge_same", (1.02, 0.95, 1.08), "reproduced"),
+    ("judge_same", (1.02, 0.85, 1.2), "inconclusive"),
+    ("judge_same", (1.5, 1.2, 1.9), "contradicted"),
+])
+def test_direction_non_inferiority_and_equivalence(rule, r, verdict):
+    assert getattr(stats, rule)(ratio(*r)).verdict == verdict
+
+
+def test_against_several_baselines_the_weakest_stands():
+    js = [stats.Judgement("reproduced"), stats.Judgement("contradicted"),
+          stats.Judgement("inconclusive")]
+    assert stats.weakest(js).verdict == "contradicted"
+    assert stats.weakest(js[:1] + [stats.Judgement("pilot")]).verdict == \
+        "pilot"
+
+
+def test_holm_level_widens_the_interval():
+    assert stats.holm_level(1) == 0.95 and stats.holm_level(5) == 0.99
+    a, b = stats.Estimate([3.0, 3.2, 2.8]), stats.Estimate([1.0, 1.1, 0.9])
+    r95, r99 = stats.Ratio(a, b), stats.Ratio(a, b, stats.holm_level(5))
+    assert r99.lo < r95.lo and r99.hi > r95.hi
+
+
+def test_verdict_better_for_head_to_head():
+    a, b = stats.Estimate([3.0, 3.2, 2.8]), stats.Estimate([1.0, 1.1, 0.9])
+    assert stats.verdict_better(a, b) == "holds"
+    assert stats.verdict_better(b, a) == "fails"
+    assert stats.verdict_better(b, a, lower=True) == "holds"
+    close = stats.Estimate([1.05, 1.2, 0.95])
+    assert stats.verdict_better(close, b) == "inconclusive"
+
+
+def test_estimate_names_its_ci_half_width_and_sd():
+    text = stats.Estimate([1.0, 2.0, 3.0, 4.0]).fmt()
+    assert text == "2.5 (95 % CI ± 2.1, SD 1.3, n=4)"
 
 
 # ---- records -------------------------------------------------------------------
@@ -316,18 +410,47 @@ def test_summary_and_report_show_time_in_each_ca_state(tmp_path):
         ["", ""]
 
 
+def three_runs(tmp_path, scale):
+    """The fixture's full-mode records and a third run of each variant:
+    rep 1 again, its goodput times scale[variant]."""
+    res = tmp_path / "r"
+    shutil.copytree(FIX_RESULTS, res)
+    for path in glob.glob(str(res / "*" / "full" / "*" / "*-rep1.json")):
+        rec = record.load(path)
+        rec.pop("_path")
+        rec["rep"] = 2
+        for f in rec["flows"]:
+            f["goodput_bps"] *= scale[rec["variant"]]
+        rec["summary"] = record.summarize(
+            rec, rec["meta"]["scenario"]["rate_bps"], 1448)
+        record.write(rec, path.replace("-rep1.json", "-rep2.json"))
+    return str(res)
+
+
+def claim_line(md, cid):
+    return [x for x in md.read_text().splitlines()
+            if x.startswith("| %s" % cid)][0]
+
+
 def test_report_verdict_follows_the_numbers(tmp_path):
-    """The same records judged against a claim they cannot meet."""
+    """Two runs are a pilot; with three full-length runs the same claim
+    gets a verdict, and one it cannot meet is not reproduced."""
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=FIX_EXP)
+    assert "**pilot**" in claim_line(md, "fx-ratio")
+    res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
+    report.build(md=str(md), results=res, experiments=FIX_EXP)
+    line = claim_line(md, "fx-ratio")
+    assert "n=3/3" in line and "**pilot**" not in line, line
     exp_dir = tmp_path / "exp"
     exp_dir.mkdir()
     text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read()
     (exp_dir / "fx-sweep.toml").write_text(
         text.replace("seed = 2.0", "seed = 50.0"))
-    md = tmp_path / "r.md"
-    report.build(md=str(md), results=FIX_RESULTS, experiments=str(exp_dir))
-    line = [x for x in md.read_text().splitlines()
-            if x.startswith("| fx-ratio")][0]
-    assert "**holds**" not in line
+    report.build(md=str(md), results=res, experiments=str(exp_dir))
+    line = claim_line(md, "fx-ratio")
+    assert "**reproduced**" not in line and "(magnitude band 7.07–353.55)" \
+        in line, line
 
 
 def test_report_with_no_records(tmp_path):
@@ -619,7 +742,7 @@ def test_head_to_head_page_keeps_its_text(tmp_path):
     assert "| tcp-r |" in summary and "| reno |" in summary
     claim = [x for x in md.read_text().splitlines()
              if x.startswith("| h2h-fx-best")][0]
-    assert "best of tcp-r ≥ best of reno" in claim
+    assert "best of tcp-r > best of reno" in claim
     report.build(md=str(md), results=res, experiments=exp, command="pytest")
     assert page.read_text() == text
 
