@@ -28,6 +28,7 @@
 #include <linux/random.h>
 #include <linux/jiffies.h>
 #include <linux/timer.h>
+#include <net/dst_metadata.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
 #include <net/netlink.h>
@@ -485,13 +486,17 @@ static void epdn_count_defer(struct epdn_stats *st, enum epdn_action act)
 		st->gso_deferred++;
 }
 
-/* The MTU the packet leaves with: the device's, or its route's if lower. */
+/*
+ * The MTU the packet leaves with: the device's, or its route's if lower.
+ * A metadata dst (tunnel_key set, bpf_skb_set_tunnel_key(), mirred from
+ * a collect_md tunnel) is no route, and its mtu() would read a device it
+ * does not have: the device the packet leaves by is then the only bound.
+ */
 static u32 epdn_mtu(struct Qdisc *sch, const struct sk_buff *skb)
 {
 	u32 mtu = READ_ONCE(qdisc_dev(sch)->mtu);
-	const struct dst_entry *dst = skb_dst(skb);
 
-	return dst ? min(mtu, dst_mtu(dst)) : mtu;
+	return skb_valid_dst(skb) ? min(mtu, dst_mtu(skb_dst(skb))) : mtu;
 }
 
 /*
