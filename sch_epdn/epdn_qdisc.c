@@ -413,13 +413,23 @@ static struct sk_buff *epdn_unshare(struct epdn_sched_data *q,
 	return nskb;
 }
 
+/*
+ * Make the whole IPv4 header linear and writable, not only the bytes to
+ * be written: ip_send_check() sums all of it, and other options may
+ * follow ours in a header whose tail is still in a page fragment.
+ */
+static int epdn_hdr_writable(struct sk_buff *skb, const struct epdn_pkt *pkt)
+{
+	return skb_ensure_writable(skb, pkt->noff + pkt->ip.hdr_len);
+}
+
 /* Rewrite the carried option in place and fix the header checksum. */
 static int epdn_write_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 			  const struct epdn_opt *o)
 {
 	u32 off = pkt->noff + pkt->ip.opt_off;
 
-	if (skb_ensure_writable(skb, off + EPDN_OPT_LEN))
+	if (epdn_hdr_writable(skb, pkt))
 		return -ENOMEM;
 	epdn_opt_encode(skb->data + off, o);
 	ip_send_check(ip_hdr(skb));

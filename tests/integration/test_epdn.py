@@ -1190,6 +1190,51 @@ def test_tunnel_metadata_dst_uses_the_device_mtu(dummy):
     assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 0), st
 
 
+@pytest.fixture
+def veth():
+    """A veth pair in this namespace, MTU 9000: (sending end, other end)."""
+    ends = ("epdnv%d" % os.getpid(), "epdnw%d" % os.getpid())
+    sh("ip link add %s mtu 9000 type veth peer name %s mtu 9000" % ends)
+    for dev in ends:
+        sysctl(None, "net.ipv6.conf.%s.disable_ipv6" % dev, 1)
+        sh("ip link set %s up" % dev)
+    yield ends
+    sh("ip link del %s" % ends[0], check=False)
+
+
+def test_rewrite_in_a_paged_header_sums_the_whole_header(veth):
+    """An EPDN option followed by record-route, in frames over a page long
+    sent through AF_PACKET: such an skb holds only the link header in its
+    linear part (packet_alloc_skb()), the IP header sits in a page.
+    EPDN-TTL one above TTL is lowered to TTL in place, and the header
+    checksum must cover the record-route option as it leaves, not what
+    lies past the bytes made writable for the EPDN option.  Each frame's
+    record-route address differs, and the frames are addressed to none
+    of the other end's addresses (its stack drops them unread), so that
+    no stale copy of one frame's header can pass for another's."""
+    a, b = veth
+    hdr = eth_from(a, "020000000009") + struct.pack("!H", ETH_P_IP)
+
+    def frame(i, ettl):
+        rr = bytes([7, 7, 8]) + socket.inet_aton("192.0.2.%d" % (i + 1))
+        return hdr + ipv4(SND, RCV, tcp(9101, 80, 1000 + 4900 * i, 4900),
+                          opts=epdn_opt(ettl, F_EMPTY | F_HOST) + rr)
+
+    n = 8
+    sh("tc qdisc add dev %s root epdn" % a)
+    sn = Sniffer(None, b, raw=True)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    for i in range(n):
+        assert xmit(s, frame(i, 65), (a, ETH_P_IP))
+    s.close()
+    got = [f for f in sn.stop(want=n) if f[:6] == hdr[:6]]
+    st = dev_xstats(a)
+    assert [csum(f[14:54]) for f in got] == [0] * n, \
+        [f[14:54].hex() for f in got]
+    assert got == [frame(i, 64) for i in range(n)]
+    assert st["ttl_updates"] == n, st
+
+
 # ---- (g) change and unload under traffic ----
 
 def tx_packets(ns, dev):
