@@ -28,6 +28,7 @@
 #include <linux/random.h>
 #include <linux/jiffies.h>
 #include <linux/timer.h>
+#include <net/dst_metadata.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
 #include <net/netlink.h>
@@ -412,13 +413,23 @@ static struct sk_buff *epdn_unshare(struct epdn_sched_data *q,
 	return nskb;
 }
 
+/*
+ * Make the whole IPv4 header linear and writable, not only the bytes to
+ * be written: ip_send_check() sums all of it, and other options may
+ * follow ours in a header whose tail is still in a page fragment.
+ */
+static int epdn_hdr_writable(struct sk_buff *skb, const struct epdn_pkt *pkt)
+{
+	return skb_ensure_writable(skb, pkt->noff + pkt->ip.hdr_len);
+}
+
 /* Rewrite the carried option in place and fix the header checksum. */
 static int epdn_write_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 			  const struct epdn_opt *o)
 {
 	u32 off = pkt->noff + pkt->ip.opt_off;
 
-	if (skb_ensure_writable(skb, off + EPDN_OPT_LEN))
+	if (epdn_hdr_writable(skb, pkt))
 		return -ENOMEM;
 	epdn_opt_encode(skb->data + off, o);
 	ip_send_check(ip_hdr(skb));
@@ -485,13 +496,17 @@ static void epdn_count_defer(struct epdn_stats *st, enum epdn_action act)
 		st->gso_deferred++;
 }
 
-/* The MTU the packet leaves with: the device's, or its route's if lower. */
+/*
+ * The MTU the packet leaves with: the device's, or its route's if lower.
+ * A metadata dst (tunnel_key set, bpf_skb_set_tunnel_key(), mirred from
+ * a collect_md tunnel) is no route, and its mtu() would read a device it
+ * does not have: the device the packet leaves by is then the only bound.
+ */
 static u32 epdn_mtu(struct Qdisc *sch, const struct sk_buff *skb)
 {
 	u32 mtu = READ_ONCE(qdisc_dev(sch)->mtu);
-	const struct dst_entry *dst = skb_dst(skb);
 
-	return dst ? min(mtu, dst_mtu(dst)) : mtu;
+	return skb_valid_dst(skb) ? min(mtu, dst_mtu(skb_dst(skb))) : mtu;
 }
 
 /*

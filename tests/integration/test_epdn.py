@@ -1142,13 +1142,17 @@ def test_fuzzed_packets_pass_or_gain_only_the_option(path):
     assert all(seen.values()), seen
 
 
+def eth_from(dev, dst="020000000001"):
+    """The destination and source addresses of a frame that @dev sends."""
+    with open("/sys/class/net/%s/address" % dev) as f:
+        return bytes.fromhex(dst + f.read().strip().replace(":", ""))
+
+
 def test_bad_input_on_a_dummy_is_counted(dummy):
     """Frames injected on an epdn egress: none may crash, all are sent."""
     sh("tc qdisc add dev %s root epdn limit 1000" % dummy)
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    hdr = bytes.fromhex("020000000001") + \
-        bytes.fromhex(open("/sys/class/net/%s/address" % dummy).read()
-                      .strip().replace(":", ""))
+    hdr = eth_from(dummy)
     frames = odd_frames(SND, RCV)
     for etype, payload in frames:
         s.sendto(hdr + struct.pack("!H", etype) + payload, (dummy, etype))
@@ -1157,6 +1161,78 @@ def test_bad_input_on_a_dummy_is_counted(dummy):
     assert (st["not_ipv4"], st["fragments"], st["malformed"],
             st["not_tcp"]) == (2, 2, 13, 1), st
     assert st["untouched"] == len(frames) and st["packets"] == len(frames)
+
+
+TUNNEL_KEY = "tunnel_key set src_ip 192.0.2.1 dst_ip 192.0.2.2 id 1"
+
+
+def test_tunnel_metadata_dst_uses_the_device_mtu(dummy):
+    """tc tunnel_key set (as BPF's skb_set_tunnel_key, or mirred from a
+    collect_md tunnel) gives a packet a metadata dst: not a route, and
+    its dst_ops' mtu() reads a device it does not have.  Such a packet
+    is stamped against the device's MTU alone.  A segment lost on the
+    link (corrupt 100%) leaves a record; of the flow's next two, the one
+    12 bytes too big for the dummy's 1500 keeps it (mtu_deferred), the
+    1488-byte one takes it."""
+    sh("tc qdisc add dev %s clsact" % dummy)
+    sh("tc filter add dev %s egress matchall action %s" % (dummy, TUNNEL_KEY))
+    sh("tc qdisc add dev %s root epdn mode v2 corrupt 100%%" % dummy)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    hdr = eth_from(dummy) + struct.pack("!H", ETH_P_IP)
+    xmit(s, hdr + segs(9001, [1000])[0], (dummy, ETH_P_IP))
+    sh("tc qdisc change dev %s root epdn corrupt 0" % dummy)
+    for p in segs(9001, [2000], size=1449) + segs(9001, [3449], size=1448):
+        assert xmit(s, hdr + p, (dummy, ETH_P_IP))
+    s.close()
+    st = dev_xstats(dummy)
+    assert (st["corrupt_drops"], st["recorded"], st["packets"]) == \
+        (1, 1, 2), st
+    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 0), st
+
+
+@pytest.fixture
+def veth():
+    """A veth pair in this namespace, MTU 9000: (sending end, other end)."""
+    ends = ("epdnv%d" % os.getpid(), "epdnw%d" % os.getpid())
+    sh("ip link add %s mtu 9000 type veth peer name %s mtu 9000" % ends)
+    for dev in ends:
+        sysctl(None, "net.ipv6.conf.%s.disable_ipv6" % dev, 1)
+        sh("ip link set %s up" % dev)
+    yield ends
+    sh("ip link del %s" % ends[0], check=False)
+
+
+def test_rewrite_in_a_paged_header_sums_the_whole_header(veth):
+    """An EPDN option followed by record-route, in frames over a page long
+    sent through AF_PACKET: such an skb holds only the link header in its
+    linear part (packet_alloc_skb()), the IP header sits in a page.
+    EPDN-TTL one above TTL is lowered to TTL in place, and the header
+    checksum must cover the record-route option as it leaves, not what
+    lies past the bytes made writable for the EPDN option.  Each frame's
+    record-route address differs, and the frames are addressed to none
+    of the other end's addresses (its stack drops them unread), so that
+    no stale copy of one frame's header can pass for another's."""
+    a, b = veth
+    hdr = eth_from(a, "020000000009") + struct.pack("!H", ETH_P_IP)
+
+    def frame(i, ettl):
+        rr = bytes([7, 7, 8]) + socket.inet_aton("192.0.2.%d" % (i + 1))
+        return hdr + ipv4(SND, RCV, tcp(9101, 80, 1000 + 4900 * i, 4900),
+                          opts=epdn_opt(ettl, F_EMPTY | F_HOST) + rr)
+
+    n = 8
+    sh("tc qdisc add dev %s root epdn" % a)
+    sn = Sniffer(None, b, raw=True)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    for i in range(n):
+        assert xmit(s, frame(i, 65), (a, ETH_P_IP))
+    s.close()
+    got = [f for f in sn.stop(want=n) if f[:6] == hdr[:6]]
+    st = dev_xstats(a)
+    assert [csum(f[14:54]) for f in got] == [0] * n, \
+        [f[14:54].hex() for f in got]
+    assert got == [frame(i, 64) for i in range(n)]
+    assert st["ttl_updates"] == n, st
 
 
 # ---- (g) change and unload under traffic ----
