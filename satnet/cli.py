@@ -21,13 +21,11 @@ import sys
 import time
 
 from . import experiment as xp
-from .paths import (EXPERIMENT_DIR, PROFILE_DIR, RESULTS_DIR, SCENARIO_DIR,
-                    TOP, VM_RUN)
+from .paths import (EXPERIMENT_DIR, MODULES, PROFILE_DIR, RESULTS_DIR,
+                    SCENARIO_DIR, TC_PLUGIN, TOP, VM_RUN)
 
 DEFAULT_MD = os.path.join(TOP, "docs", "results.md")
-MODULE_FILES = ("sch_epdn/sch_epdn.ko", "tcp_rn/tcp_rn.ko",
-                "tcp_rn/rn_host.ko", "tcp_r/tcp_r.ko",
-                "tcp_esack/tcp_esack.ko", "build/tc/q_epdn.so")
+MODULE_FILES = tuple(MODULES.values()) + (TC_PLUGIN,)
 
 
 def fail(msg):
@@ -193,7 +191,7 @@ def cmd_run(a):
     except (xp.ExperimentError, ValueError) as e:
         fail(str(e))
     points += serial_points(a, points)
-    todo = [p for p in points if not stored(p, a.results)]
+    todo = [p for p in points if not stored(p, a.results, a.reuse_stale)]
     if a.emit_jobs:
         return emit_jobs(todo, a)
     print("satnet: %d points, %d stored, %d to run, about %.0f min at "
@@ -228,7 +226,8 @@ def run_here(a, todo):
     t0 = time.monotonic()
     with tqdm(total=len(todo), unit="point", file=sys.stderr,
               dynamic_ncols=True, mininterval=5) as bar:
-        runner = Runner(a.width, a.results, bar, log=bar.write)
+        runner = Runner(a.width, a.results, bar, log=bar.write,
+                        reuse_stale=a.reuse_stale)
         runner.run(rest)
         runner.width = 1
         runner.run(serial)
@@ -271,6 +270,8 @@ def emit_jobs(todo, a):
             args += ["--point", "%s=%s" % next(iter(p.point.items()))]
         if a.results != RESULTS_DIR:
             args += ["--results", a.results]
+        if a.reuse_stale:
+            args.append("--reuse-stale")
         if p.mode == "serial" or p.variant == "mix":
             args += ["--width", "1"]
         print(" ".join(shlex.quote(x) for x in args))
@@ -383,6 +384,10 @@ def parser():
                    "so the report shows whether width changed results")
     r.add_argument("--results", default=RESULTS_DIR,
                    help="folder of run records (default %(default)s)")
+    r.add_argument("--reuse-stale", action="store_true",
+                   help="count a stored point as done even when other "
+                   "builds of the project's modules made it (by default "
+                   "it is run again)")
     r.add_argument("--emit-jobs", action="store_true", help="print one "
                    "`satnet run` command per point still to run, for GNU "
                    "parallel or a Slurm array, and run nothing")

@@ -341,9 +341,7 @@ class Point:
         run again."""
         exp = self.exp
         sc = exp.scenario_for(self.variant, self.point, self.duration)
-        return {"scenario": exp.scenario, "sysctl": sc.sysctl,
-                "overrides": exp.overrides(self.variant, self.point,
-                                           self.duration),
+        return {"scenario": resolved(sc), "sysctl": sc.sysctl,
                 "flows": [{"variant": v, "cc": exp.catalogue[v].cc,
                            "profile": exp.profile_for(v, sc, self.point),
                            "params": exp.catalogue[v].params}
@@ -352,6 +350,19 @@ class Point:
     def __str__(self):
         return "%s %s %s rep %d" % (self.exp.name, self.variant,
                                     self.key(), self.rep)
+
+
+def resolved(obj):
+    """Every value a scenario resolved to, defaults included, so that a
+    default written out in a file does not change what a point is."""
+    if hasattr(obj, "__dict__"):
+        return {k: resolved(v) for k, v in sorted(vars(obj).items())
+                if k not in ("path", "source")}
+    if isinstance(obj, dict):
+        return {k: resolved(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [resolved(v) for v in obj]
+    return obj
 
 
 def point_key(point):

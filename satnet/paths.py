@@ -14,3 +14,11 @@ VARIANTS_FILE = os.path.join(TOP, "variants.toml")
 RESULTS_DIR = os.path.join(TOP, "results")
 BUILD_DIR = os.path.join(TOP, "build")
 VM_RUN = os.path.join(TOP, "tools", "vm-run")
+
+# The project's kernel modules: name -> .ko under TOP (the one list).
+MODULES = {"sch_epdn": "sch_epdn/sch_epdn.ko",
+           "tcp_rn": "tcp_rn/tcp_rn.ko",
+           "rn_host": "tcp_rn/rn_host.ko",
+           "tcp_r": "tcp_r/tcp_r.ko",
+           "tcp_esack": "tcp_esack/tcp_esack.ko"}
+TC_PLUGIN = "build/tc/q_epdn.so"

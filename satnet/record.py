@@ -45,6 +45,35 @@ def _read(path):
         return None
 
 
+_builds = {}
+
+
+def module_builds(top=None):
+    """The srcversion of each project module as built now in the checkout
+    (modinfo of its .ko), None for a module not built."""
+    from .paths import MODULES, TOP
+    top = top or TOP
+    if top not in _builds:
+        out = {}
+        for m, ko in MODULES.items():
+            r = subprocess.run(["modinfo", "-F", "srcversion",
+                                os.path.join(top, ko)],
+                               capture_output=True, text=True)
+            out[m] = r.stdout.strip() or None if r.returncode == 0 else None
+        _builds[top] = out
+    return _builds[top]
+
+
+def stale(rec, builds):
+    """The project modules a record loaded whose build differs from
+    @builds (module_builds()): [] when the record is current.  A module
+    not built now cannot be judged and is not counted."""
+    mods = (rec.get("meta") or {}).get("modules") or {}
+    return sorted(m for m, d in mods.items()
+                  if builds.get(m) and (d or {}).get("srcversion") !=
+                  builds[m])
+
+
 def project_modules():
     """srcversion and parameters of every project module loaded."""
     out = {}

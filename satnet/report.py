@@ -71,6 +71,12 @@ class Results:
         return max(((v, e) for v, e in ests if e.n),
                    key=lambda x: x[1].mean, default=None)
 
+    def stale(self, variants, point):
+        """Runs of @variants at @point made by other module builds."""
+        builds = record.module_builds()
+        return sum(1 for v in variants for r in self.runs(v, point)
+                   if record.stale(r, builds))
+
     def counter(self, variant, point, name):
         return stats.Estimate([_counter(r, variant, name)
                                for r in self.runs(variant, point)])
@@ -305,19 +311,37 @@ def claims_table(exps, results):
     count = dict.fromkeys(VERDICTS, 0)
     for exp in exps:
         for c in exp.claims:
-            ours, j = judge(c, results.get(exp.name))
+            res = results.get(exp.name)
+            ours, j = judge(c, res)
             count[j.verdict] += 1
+            old = res.stale(c.variants(), c.at) if res else 0
+            verdict = "**%s**%s" % (j.verdict, " (%d stale runs)" % old
+                                    if old else "")
             why = c.why if j.verdict in DISAGREE else ""
             if c.form == "na":
                 why = c.spec
             ev = evidence(c, results.get(exp.name))
-            lines.append("| %s: %s | %s | %s | %s | %s | %s | **%s** | %s |"
+            lines.append("| %s: %s | %s | %s | %s | %s | %s | %s | %s |"
                          % (c.id, _cell(c.text), _cell(c.source),
                             _cell(seed_value(c)), _cell(ours), j.direction,
-                            j.magnitude, j.verdict,
+                            j.magnitude, verdict,
                             _cell("; ".join(x for x in (why, ev) if x))))
     summary = ", ".join("%d %s" % (n, v) for v, n in count.items() if n)
     return lines, summary
+
+
+def builds_line(recs):
+    """How many runs the project's modules as built now made."""
+    builds = record.module_builds()
+    if not any(builds.values()):
+        return "- module builds: not known (the modules are not built " \
+            "here, so stale runs cannot be told)"
+    old = [r for r in recs if record.stale(r, builds)]
+    mods = sorted({m for r in old for m in record.stale(r, builds)})
+    return "- module builds: %d of %d runs made by the modules as built " \
+        "now%s" % (len(recs) - len(old), len(recs),
+                   "; %d stale (other builds of %s: `satnet run` runs them "
+                   "again)" % (len(old), ", ".join(mods)) if old else "")
 
 
 def header(recs, command, older=0):
@@ -345,6 +369,7 @@ def header(recs, command, older=0):
         "- runs dated %s to %s" % (dates[0], dates[-1]) if dates else "",
         "- machine time: %.0f s over all runs (`meta.wall_s`)" %
         sum(r["meta"].get("wall_s", 0) for r in recs),
+        builds_line(recs),
         "- CPU-bound runs (the guest's CPU busy more than half of the "
         "flows' time, `host.cpu`): %d of %d" %
         (sum(bool((r.get("summary") or {}).get("cpu_bound")) for r in recs),

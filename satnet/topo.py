@@ -41,7 +41,7 @@ import threading
 import time
 
 from . import dist
-from .paths import TOP
+from .paths import MODULES, TOP
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 TC_LIB = os.path.join(TOP, "build", "tclib")
@@ -88,11 +88,7 @@ def prepare_tclib():
 
 
 # Our modules, loaded from the build tree when they are not installed.
-OWN_MODULES = {"sch_epdn": "sch_epdn/sch_epdn.ko",
-               "tcp_rn": "tcp_rn/tcp_rn.ko",
-               "rn_host": "tcp_rn/rn_host.ko",
-               "tcp_r": "tcp_r/tcp_r.ko",
-               "tcp_esack": "tcp_esack/tcp_esack.ko"}
+OWN_MODULES = MODULES
 # What insmod cannot resolve by itself (modprobe reads modules.dep).
 OWN_DEPENDS = {"tcp_r": ("tcp_rn",)}
 

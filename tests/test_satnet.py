@@ -575,7 +575,8 @@ def test_dry_run_and_emit_jobs(tmp_path):
     r = satnet("run", exp, "--full", "--dry-run", "--results", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.split()) == 8 and "8 to run" in r.stderr
-    r = satnet("run", exp, "--full", "--dry-run", "--results", FIX_RESULTS)
+    r = satnet("run", exp, "--full", "--dry-run", "--results", FIX_RESULTS,
+               "--reuse-stale")
     assert r.stdout == "" and "8 stored, 0 to run" in r.stderr
     r = satnet("run", exp, "--full", "--emit-jobs", "--results",
                str(tmp_path), "--point", "forward.per=0.02")
@@ -583,6 +584,48 @@ def test_dry_run_and_emit_jobs(tmp_path):
     assert len(jobs) == 4 and all("--rep " in j and "forward.per=0.02" in j
                                   for j in jobs)
     assert not os.listdir(tmp_path)
+
+
+def test_records_of_other_module_builds_are_run_again(monkeypatch):
+    from satnet import runner
+    exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))
+    pts = exp.points("full")
+    rec = record.load(os.path.join(FIX_RESULTS, pts[0].relpath()))
+    built = {m: d["srcversion"] for m, d in rec["meta"]["modules"].items()}
+    monkeypatch.setattr(record, "module_builds", lambda: dict(built))
+    assert all(runner.stored(p, FIX_RESULTS) for p in pts)
+    assert record.stale(rec, built) == []
+    mod = sorted(built)[0]
+    other = {**built, mod: "0" * 23}
+    monkeypatch.setattr(record, "module_builds", lambda: dict(other))
+    assert record.stale(rec, other) == [mod]
+    assert not runner.stored(pts[0], FIX_RESULTS)
+    assert runner.stored(pts[0], FIX_RESULTS, reuse_stale=True)
+    # a module not built here cannot make a record stale
+    assert record.stale(rec, {**other, mod: None}) == []
+
+
+def test_a_default_written_out_is_the_same_point(tmp_path):
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read()
+    exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))
+    sc = exp.scenario_for(exp.variants[0], {}, 10)
+    (tmp_path / "fx-sweep.toml").write_text(text.replace(
+        "[sweep]", "set = { \"forward.loss\" = %r }\n\n[sweep]" %
+        sc.fwd.loss, 1))
+    same = xp.load_experiment(str(tmp_path / "fx-sweep.toml"))
+    assert same.set and [p.spec() for p in same.points("full")] == \
+        [p.spec() for p in exp.points("full")]
+
+
+def test_report_marks_stale_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(record, "module_builds",
+                        lambda: {"tcp_r": "0" * 23, "sch_epdn": None})
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=FIX_EXP)
+    text = md.read_text()
+    assert "0 of 8 runs made by the modules as built now; 8 stale " \
+        "(other builds of tcp_r" in text, text[:2000]
+    assert "stale runs)" in claim_line(md, "fx-ratio")
 
 
 def test_show_prints_a_run(tmp_path):
@@ -663,7 +706,7 @@ def test_a_changed_point_is_run_again(tmp_path):
     record.write(rec, str(path))
     assert not stored(pt, str(tmp_path / "r"))
     record.write({"meta": {}}, str(path))        # before meta.spec existed
-    assert stored(pt, str(tmp_path / "r"))
+    assert not stored(pt, str(tmp_path / "r"))
 
 
 # ---- the head-to-head page --------------------------------------------------------
