@@ -212,17 +212,3 @@ def pooled(estimates):
     """The mean of several variants' means, as one estimate over their
     values."""
     return Estimate([v for e in estimates for v in e.values])
-
-
-def verdict_better(a, b, lower=False):
-    """For comparisons outside the seeds' claims (docs/head-to-head.md):
-    holds when A's metric is higher (lower=True: lower) than B's on the
-    log-scale CI, fails when it is lower, else inconclusive."""
-    r = Ratio(b, a) if lower else Ratio(a, b)
-    if r.value is None:
-        return "no data"
-    if not r.has_ci:
-        return "inconclusive"
-    if r.lo > 1:
-        return "holds"
-    return "fails" if r.hi < 1 else "inconclusive"

@@ -245,15 +245,6 @@ def test_holm_level_widens_the_interval():
     assert r99.lo < r95.lo and r99.hi > r95.hi
 
 
-def test_verdict_better_for_head_to_head():
-    a, b = stats.Estimate([3.0, 3.2, 2.8]), stats.Estimate([1.0, 1.1, 0.9])
-    assert stats.verdict_better(a, b) == "holds"
-    assert stats.verdict_better(b, a) == "fails"
-    assert stats.verdict_better(b, a, lower=True) == "holds"
-    close = stats.Estimate([1.05, 1.2, 0.95])
-    assert stats.verdict_better(close, b) == "inconclusive"
-
-
 def test_estimate_names_its_ci_half_width_and_sd():
     text = stats.Estimate([1.0, 2.0, 3.0, 4.0]).fmt()
     assert text == "2.5 (95 % CI ± 2.1, SD 1.3, n=4)"
