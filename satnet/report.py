@@ -6,6 +6,7 @@ records only; nothing is run.
 
 import csv
 import os
+import re
 
 from . import h2h, record, stats
 from .castate import CA_STATES, fmt_shares
@@ -309,11 +310,15 @@ def claims_table(exps, results):
              "(mean, range) |",
              "|---|---|---|---|---|---|---|---|"]
     count = dict.fromkeys(VERDICTS, 0)
+    per_seed = {}
     for exp in exps:
         for c in exp.claims:
             res = results.get(exp.name)
             ours, j = judge(c, res)
             count[j.verdict] += 1
+            seed = per_seed.setdefault(seed_of(c.source),
+                                       dict.fromkeys(VERDICTS, 0))
+            seed[j.verdict] += 1
             old = res.stale(c.variants(), c.at) if res else 0
             verdict = "**%s**%s" % (j.verdict, " (%d stale runs)" % old
                                     if old else "")
@@ -327,7 +332,28 @@ def claims_table(exps, results):
                             j.magnitude, verdict,
                             _cell("; ".join(x for x in (why, ev) if x))))
     summary = ", ".join("%d %s" % (n, v) for v, n in count.items() if n)
-    return lines, summary
+    return lines, summary, per_seed
+
+
+def seed_of(source):
+    """'seed 000' of a claim's source ('seed 000 §4.1.1'), or the source."""
+    m = re.match(r"seed \d+", source or "")
+    if m:
+        return m.group(0)
+    return "head-to-head goals" if "head-to-head" in (source or "") \
+        else "other"
+
+
+def seed_summary(per_seed):
+    """One screen: per seed, how many claims got each verdict."""
+    used = [v for v in VERDICTS if any(c[v] for c in per_seed.values())]
+    lines = ["| seed | claims | " + " | ".join(used) + " |",
+             "|---|---|" + "---|" * len(used)]
+    for seed in sorted(per_seed):
+        c = per_seed[seed]
+        lines.append("| %s | %d | %s |" % (
+            seed, sum(c.values()), " | ".join(str(c[v]) for v in used)))
+    return lines
 
 
 def builds_line(recs):
@@ -474,9 +500,12 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
         by_exp.setdefault(r["experiment"], []).append(r)
     results_ = {e.name: Results(e, by_exp[e.name]) for e in exps
                 if e.name in by_exp}
-    claims, summary = claims_table(exps, results_)
+    claims, summary, per_seed = claims_table(exps, results_)
     current = [r for r in recs if r["experiment"] in results_]
-    out = ["# Results: the seeds' claims on a real kernel", ""]
+    out = ["# Results: the seeds' claims on a real kernel", "",
+           "Verdicts per seed (the rule: [experiments.md](experiments.md"
+           "#how-a-claim-is-judged); *pilot*: fewer than 3 full-length "
+           "runs a side):", ""] + seed_summary(per_seed) + [""]
     out += header(current, command or "satnet report",
                   len(recs) - len(current)) if current else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]

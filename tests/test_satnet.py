@@ -341,6 +341,7 @@ def test_report_from_real_runs(tmp_path):
     line = [x for x in text.splitlines() if x.startswith("| fx-ratio")][0]
     assert "n=2/2" in line and "Timeouts" in line
     assert "**not comparable**" in text and "the fixture has no such" in text
+    assert "| seed 004 | 3 | 2 | 1 |" in text     # 2 pilot, 1 not comparable
     verdicts = [x for x in text.splitlines() if x.startswith("| fx-")]
     assert len(verdicts) == 3
 
