@@ -19,7 +19,7 @@ import time
 
 from . import measure, record
 from .measure import SelfCheckError
-from .paths import RESULTS_DIR
+from .paths import RESULTS_DIR, hang_limit
 from .scenario import load_profile
 from .topo import Topology, modprobe
 
@@ -187,7 +187,8 @@ def together(fn, jobs, timeout=900, action=None):
     aborting the barrier so that no thread waits for a party that
     failed."""
     out, errs = [None] * len(jobs), []
-    barrier = threading.Barrier(len(jobs), action=action, timeout=timeout)
+    barrier = threading.Barrier(len(jobs), action=action,
+                                timeout=hang_limit(timeout))
 
     def work(i, kw):
         try:

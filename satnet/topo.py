@@ -41,7 +41,7 @@ import threading
 import time
 
 from . import dist
-from .paths import MODULES, TOP
+from .paths import MODULES, TOP, hang_limit
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 TC_LIB = os.path.join(TOP, "build", "tclib")
@@ -59,7 +59,7 @@ def run(cmd, check=True, inp=None, timeout=120, ns=None):
     enters it, and the command starts there)."""
     with netns(ns):
         r = subprocess.run(cmd, input=inp, capture_output=True, text=True,
-                           timeout=timeout, env=tc_env())
+                           timeout=hang_limit(timeout), env=tc_env())
     if check and r.returncode:
         raise TopologyError("%s failed (%d): %s" %
                             (" ".join(cmd), r.returncode,
