@@ -29,7 +29,7 @@
 #
 # KDIR selects the kernel build tree.  Default: the running kernel when it
 # can load modules and its headers are installed, otherwise the newest
-# Debian linux-headers-*-amd64 under /usr/src.
+# Debian 6.1 linux-headers-6.1.*-amd64 under /usr/src (the kernel tools/vm-run boots).
 
 PROJECT_VERSION := 0.1
 CURDIR_ABS := $(abspath $(CURDIR))
@@ -43,7 +43,7 @@ ifeq ($(origin KDIR),undefined)
   endif
 endif
 ifeq ($(KDIR),)
-  KDIR := $(lastword $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V))
+  KDIR := $(lastword $(shell ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V))
 endif
 
 CC ?= cc
