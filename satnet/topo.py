@@ -593,8 +593,8 @@ def tcp(sport, dport, seq, paylen, flags=0x18, doff=5):
 def raw_tcp(p):
     """A TCP/IPv4 packet that a host accepts (both checksums right) from a
     dict: src, dst, sport, dport, seq, ack, flags ("FSRPAU" letters), win,
-    len (payload bytes), ttl, opts (IPv4 options, hex strings) and tcpopts
-    (TCP options, bytes)."""
+    len (payload bytes), ttl, opts (IPv4 options, hex strings), tcpopts
+    (TCP options, bytes) and csum_xor (flips TCP checksum bits)."""
     src, dst = socket.inet_aton(p["src"]), socket.inet_aton(p["dst"])
     flags = sum(1 << "FSRPAU".index(c) for c in p.get("flags", "PA"))
     topts = p.get("tcpopts", b"")
@@ -605,7 +605,8 @@ def raw_tcp(p):
                      (5 + len(topts) // 4) << 4, flags, p.get("win", 65535),
                      0, 0) + topts + data
     pseudo = src + dst + struct.pack("!BBH", 0, 6, len(th))
-    th = th[:16] + struct.pack("!H", csum(pseudo + th)) + th[18:]
+    check = csum(pseudo + th) ^ p.get("csum_xor", 0)
+    th = th[:16] + struct.pack("!H", check) + th[18:]
     opts = b"".join(bytes.fromhex(h) for h in p.get("opts", []))
     return ipv4(p["src"], p["dst"], th, ttl=p.get("ttl", 64), opts=opts,
                 ident=1)

@@ -275,13 +275,14 @@ void rn_recv_set_high(struct rn_recv *st, u32 high)
 }
 
 /*
- * Accept a segment that starts inside the window we advertised, or below
- * it (a duplicate still carries evidence); trim what lies beyond it.  A
- * forged segment far off cannot move Q.
+ * Accept a segment that starts inside the window we advertised, or at most
+ * one such window below it (an old duplicate still carries evidence); trim
+ * what lies beyond it.  A forged segment must guess its sequence number
+ * within two windows, not a quarter of the sequence space, to move Q.
  */
 static bool rn_recv_window(const struct rn_recv *st, struct rn_range *p)
 {
-	u32 lo = st->rcv_nxt - RN_WINDOW_MAX;
+	u32 lo = st->rcv_nxt - (st->rcv_right - st->rcv_nxt);
 
 	if (rn_range_empty(p) || p->start - lo >= st->rcv_right - lo)
 		return false;
@@ -514,6 +515,15 @@ enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd)
 		rn_recv_advance_ack(st, ack);
 	rn_recv_widen(st, right);
 	return rn_recv_mark(st, ack);
+}
+
+/*
+ * RFC 5961 §3.2: a reset ends the flow only at exactly the in-order point,
+ * the next byte we expect; a blind attacker must guess all 32 bits.
+ */
+bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq)
+{
+	return seq == st->rcv_nxt;
 }
 
 /* Everything up to and including the peer's FIN was acknowledged. */

@@ -117,7 +117,7 @@ enum rn_data_result {
 	RN_DATA_CLASSIFIED,	/* lists updated from the evidence */
 	RN_DATA_UNPROVEN,	/* path not proven: only Q and removals */
 	RN_DATA_WIDE,		/* drop range wider than the window: untrusted */
-	RN_DATA_OUTSIDE,	/* outside the advertised window: ignored */
+	RN_DATA_OUTSIDE,	/* starts outside [rcv_nxt - wnd, rcv_right) */
 };
 
 /* The ACK decision of §IV-A for the first missing byte (the ACK). */
@@ -207,6 +207,7 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 				 const struct rn_evidence *ev);
 void rn_recv_fin(struct rn_recv *st, u32 fin_end);
 enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd);
+bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq);
 bool rn_recv_done(const struct rn_recv *st);
 u32 rn_recv_overflows(const struct rn_recv *st);
 

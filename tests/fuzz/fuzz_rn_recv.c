@@ -18,6 +18,9 @@
  *     RSET     add, sub, add_except, prune, has or init on one of two
  *              free-standing range sets
  *
+ * A segment that starts outside [rcv_nxt - wnd, rcv_right), wnd the
+ * window advertised, changes nothing; one inside is never ignored.
+ *
  * Nothing is bounded: sequence numbers are anywhere in 2^32 (near
  * rcv_nxt, Q or the right edge, or any value), segments and dropped
  * ranges have any length (small, 16-bit, 32-bit, or within 2^8 of 2^31),
@@ -101,6 +104,17 @@ static void check_mark(const struct rn_recv *st, u32 ack, enum rn_mark m)
 			 RN_MARK_UNKNOWN));
 }
 
+/*
+ * Does @seg start outside [rcv_nxt - wnd, rcv_right), wnd the window we
+ * advertised (rcv_right - rcv_nxt), or hold no byte?
+ */
+static bool seg_outside(const struct rn_recv *st, const struct rn_range *seg)
+{
+	u32 win = st->rcv_right - st->rcv_nxt, lo = st->rcv_nxt - win;
+
+	return rn_range_empty(seg) || seg->start - lo >= 2 * win;
+}
+
 /* One data segment: what rn_recv_data() promises about the lists and Q. */
 static void data(struct run *x, const struct rn_range *seg,
 		 const struct rn_evidence *ev)
@@ -110,6 +124,11 @@ static void data(struct run *x, const struct rn_range *seg,
 	enum rn_data_result res = rn_recv_data(st, seg, ev);
 	struct rn_range p = *seg, q;
 
+	/* RFC 5961 §3.2: a reset counts at exactly the in-order point. */
+	FUZZ_CHECK(rn_recv_rst_ok(st, seg->start) ==
+		   (seg->start == st->rcv_nxt));
+	/* Exactly the segments outside are ignored, and change nothing. */
+	FUZZ_CHECK((res == RN_DATA_OUTSIDE) == seg_outside(&was, seg));
 	if (res == RN_DATA_OUTSIDE) {
 		FUZZ_CHECK(!memcmp(&was, st, sizeof(was)));
 		return;

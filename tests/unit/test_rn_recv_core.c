@@ -488,6 +488,82 @@ static void test_window_bounds_state(void)
 	CHECK_EQ(rx(&st, 0, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
 }
 
+/*
+ * Old duplicates count only within one advertised window below rcv_nxt:
+ * [rcv_nxt - wnd, rcv_right), wnd = rcv_right - rcv_nxt, with both edges
+ * exact.  The bases of run_examples() put the edges across 2^32 and 2^31.
+ */
+static void test_window_one_below(void)
+{
+	struct rn_recv st, was;
+	struct rn_range p;
+	struct rn_evidence ev = ev_drops(12, 13);
+
+	rn_recv_init(&st, seq_of(10), 4 * MSS, 0);	/* [6, 14) accepted */
+	st.flags |= RN_RF_PROVEN;
+	st.q_start = seq_of(11);
+	st.q_end = seq_of(12);
+	was = st;
+	/* One byte below the lower edge: nothing changes. */
+	p = rn_range_make(seq_of(6) - 1, seq_of(6) + 100);
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_OUTSIDE);
+	CHECK(!memcmp(&st, &was, sizeof(st)));
+	/* Far below, as the old 2^30 bound allowed: nothing changes. */
+	p = rn_range_make(seq_of(10) - (RN_WINDOW_MAX >> 1), seq_of(10));
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_OUTSIDE);
+	p = rn_range_make(seq_of(10) - RN_WINDOW_MAX, seq_of(10));
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_OUTSIDE);
+	CHECK(!memcmp(&st, &was, sizeof(st)));
+	/* At the right edge: outside too. */
+	CHECK_EQ(rx(&st, 14, ev), RN_DATA_OUTSIDE);
+	CHECK(!memcmp(&st, &was, sizeof(st)));
+	/* Exactly one window below: a duplicate, its evidence counts. */
+	CHECK_EQ(rx(&st, 6, ev), RN_DATA_CLASSIFIED);
+	CHECK(set_is(&st.drop, "12 13"));
+	/* The last byte below the right edge starts a segment too. */
+	p = rn_range_make(seq_of(14) - 1, seq_of(14));
+	ev = ev_kind(RN_EV_EMPTY);
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_CLASSIFIED);
+	CHECK_EQ(st.q_end, seq_of(14));
+	/* The bound follows the window: wider after a wider ACK. */
+	rn_recv_ack(&st, seq_of(10), 8 * MSS);
+	CHECK_EQ(rx(&st, 2, ev_kind(RN_EV_EMPTY)), RN_DATA_CLASSIFIED);
+	CHECK_EQ(rx(&st, 1, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+	/* A zero window admits no duplicate either. */
+	rn_recv_init(&st, seq_of(10), 0, 0);
+	CHECK_EQ(rx(&st, 9, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+	CHECK_EQ(rx(&st, 10, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+}
+
+/* RFC 5961 §3.2: only a reset at exactly rcv_nxt ends the flow. */
+static void test_rst_exact(void)
+{
+	struct rn_recv st;
+
+	rn_recv_init(&st, seq_of(4), 8 * MSS, 0);
+	st.q_start = seq_of(6);
+	st.q_end = seq_of(7);
+	CHECK(rn_recv_rst_ok(&st, seq_of(4)));
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4) + 1));
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4) - 1));
+	CHECK(!rn_recv_rst_ok(&st, seq_of(7)));		/* Q's end */
+	CHECK(!rn_recv_rst_ok(&st, seq_of(12) - 1));	/* in the window */
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4) + 0x80000000u));
+	/* It follows the in-order point; an old ACK does not move it. */
+	rn_recv_ack(&st, seq_of(6), 8 * MSS);
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4)));
+	CHECK(rn_recv_rst_ok(&st, seq_of(6)));
+	rn_recv_ack(&st, seq_of(5), 8 * MSS);
+	CHECK(rn_recv_rst_ok(&st, seq_of(6)));
+	/* Across 2^32 and 2^31: 0 and 0x80000000 are not wrap-equal. */
+	rn_recv_init(&st, 0, 8 * MSS, 0);
+	CHECK(rn_recv_rst_ok(&st, 0));
+	CHECK(!rn_recv_rst_ok(&st, 0xffffffffu));
+	CHECK(!rn_recv_rst_ok(&st, 0x80000000u));
+	rn_recv_ack(&st, 0x7fffffffu, 8 * MSS);	/* 2^31 - 1 ahead */
+	CHECK(rn_recv_rst_ok(&st, 0x7fffffffu));
+}
+
 /* ACKs move the in-order point and the right edge, and prune the lists. */
 static void test_ack_prunes_and_slides(void)
 {
@@ -1259,6 +1335,8 @@ static void run_examples(u32 at)
 	RUN(test_mark_unknown_hole);
 	RUN(test_untrusted_stops_classification);
 	RUN(test_window_bounds_state);
+	RUN(test_window_one_below);
+	RUN(test_rst_exact);
 	RUN(test_ack_prunes_and_slides);
 	RUN(test_fin_ends_flow);
 	RUN(test_set_high);
