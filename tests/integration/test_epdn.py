@@ -959,6 +959,7 @@ def flood_halves(dev, n):
     return bursts, mem
 
 
+@pytest.mark.realtime
 def test_flood_of_1m_flows_keeps_up(dummy):
     """(e) 1 048 576 flows from pktgen, random addresses and ports (2^16 x
     64 000, so all but about 128 distinct), as fast as one CPU sends, so

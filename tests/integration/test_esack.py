@@ -731,6 +731,7 @@ def check_fig1_run(runs):
     return [x for x in rules if x[0] == "A2"]
 
 
+@pytest.mark.statistical
 def test_fig1_first_loss_above_ssthresh():
     """Seed 002, Results and Discussion, Fig. 1: after the first loss
     above ssthresh (70) SACK (Linux reno, profile sack) halves cwnd and

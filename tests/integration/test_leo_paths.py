@@ -8,10 +8,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from satnet import measure
 from satnet.runner import PathSchedule, together
 from satnet.scenario import ge_loss, load_profile, load_scenario
 from satnet.topo import Topology
+
+pytestmark = pytest.mark.statistical
 
 UDP = measure.BLAST
 # A stronger chain than leo-ge's, so that 10 000 datagrams measure it:

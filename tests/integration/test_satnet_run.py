@@ -9,8 +9,10 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
 from satnet import record
-from satnet.paths import TOP
+from satnet.paths import TOP, hang_limit
 
 EXP_DIR = os.path.join(TOP, "tests", "fixtures", "experiments")
 EXP = os.path.join(EXP_DIR, "fx-sweep.toml")
@@ -20,7 +22,7 @@ def satnet(*args):
     exe = shutil.which("satnet")
     assert exe, "satnet is not installed: run tools/install-deps.sh"
     return subprocess.run([exe] + list(args), capture_output=True,
-                          text=True, timeout=900)
+                          text=True, timeout=hang_limit(900))
 
 
 def test_satnet_is_installed_from_this_checkout():
@@ -36,6 +38,7 @@ def test_satnet_is_installed_from_this_checkout():
         "tools/install-deps.sh in %s" % (r.stdout.strip(), TOP)
 
 
+@pytest.mark.statistical
 def test_run_two_points_then_report(tmp_path):
     res = str(tmp_path / "results")
     args = ["run", EXP, "--point", "forward.per=0.001", "--reps", "1",

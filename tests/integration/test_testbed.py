@@ -19,6 +19,8 @@ from satnet.runner import load_cc, measure_point
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import Topology, run
 
+pytestmark = pytest.mark.statistical
+
 UDP = measure.BLAST
 CA_RESULTS = os.path.join(TOP, "build", "results", "castate.jsonl")
 
