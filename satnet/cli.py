@@ -5,6 +5,7 @@
   satnet run s000-fig2 --quick      run an experiment (boots the VM if needed)
   satnet report                     rebuild docs/results.md from results/
   satnet show RUN.json              one run, readable, with a cwnd plot
+  satnet export -o runs.csv         every run as a table, for pandas
   satnet ss                         ss -ti with our modules' state by name
 
 `satnet COMMAND --help` describes each command; --help never runs
@@ -12,6 +13,7 @@ anything.  docs/experiments.md describes the files.
 """
 
 import argparse
+import contextlib
 import glob
 import os
 import shlex
@@ -317,6 +319,33 @@ def cmd_show(a):
     return show(a.run, a.png)
 
 
+def cmd_export(a):
+    import csv
+    import json
+    from . import record
+    if not os.path.isdir(a.results):
+        fail("export: no results folder %s" % a.results)
+    recs = record.load_all(a.results, experiments=a.experiment or None,
+                           warn=lambda m: print(m, file=sys.stderr))
+    rows = record.rows(recs)
+    try:
+        out = open(a.output, "w", newline="") if a.output else sys.stdout
+    except OSError as e:
+        fail("export: cannot write %s: %s" % (a.output, e.strerror))
+    with out if a.output else contextlib.nullcontext(out):
+        if a.format == "json":
+            json.dump(rows, out, indent=1)
+            out.write("\n")
+        else:
+            w = csv.DictWriter(out, fieldnames=record.EXPORT_FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+    if a.output:
+        print("satnet: wrote %d rows to %s" % (len(rows), a.output),
+              file=sys.stderr)
+    return 0
+
+
 def cmd_ss(a):
     from .ssdecode import format_ss
     if a.file == "-":
@@ -433,6 +462,20 @@ def parser():
     sh.add_argument("--png", help="write the cwnd/ssthresh plot here "
                     "(.png, .svg or .pdf)")
     sh.set_defaults(fn=cmd_show)
+
+    ex = sub.add_parser("export", help="every run as one row per variant, "
+                        "CSV or JSON, for pandas",
+                        description="Write the stored runs as a table: one "
+                        "row per variant of each run, with its metrics and "
+                        "what made it (clock, kernel, commit, whether its "
+                        "module builds are stale).  Nothing is run.")
+    ex.add_argument("experiment", nargs="*", help="only these experiments")
+    ex.add_argument("--results", default=RESULTS_DIR,
+                    help="folder of run records (default %(default)s)")
+    ex.add_argument("--format", choices=("csv", "json"), default="csv",
+                    help="csv (default) or json (a list of objects)")
+    ex.add_argument("-o", "--output", help="write here instead of stdout")
+    ex.set_defaults(fn=cmd_export)
 
     ss = sub.add_parser("ss", help="ss -ti with rn, r and esack state by "
                         "name", description="Run `ss -tinH` (or read its "

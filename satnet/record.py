@@ -239,3 +239,40 @@ def load_all(results=RESULTS_DIR, experiments=None, warn=print):
         except (OSError, ValueError) as e:
             warn("satnet: skipping %s" % e)
     return recs
+
+
+EXPORT_FIELDS = ("experiment", "mode", "variant", "point", "rep", "flows",
+                 "goodput_mbps", "goodput_share", "limit_share",
+                 "retrans_share", "timeouts", "jain", "duration_s",
+                 "clock", "kernel", "commit", "dirty", "date", "cpu_bound",
+                 "stale", "path")
+
+
+def rows(recs, builds=None):
+    """One flat row per variant of each run, for pandas or a spreadsheet:
+    the metrics of the summary and what made the run."""
+    builds = module_builds() if builds is None else builds
+    out = []
+    for r in recs:
+        m = r["meta"]
+        git = m.get("git") or {}
+        for v, s in sorted(r["summary"]["variants"].items()):
+            out.append({
+                "experiment": r["experiment"], "mode": r["mode"],
+                "variant": v,
+                "point": ",".join("%s=%s" % kv
+                                  for kv in sorted(r["point"].items())),
+                "rep": r["rep"], "flows": s.get("flows"),
+                "goodput_mbps": s.get("goodput"),
+                "goodput_share": s.get("goodput_share"),
+                "limit_share": s.get("limit_share"),
+                "retrans_share": s.get("retrans_share"),
+                "timeouts": s.get("timeouts"), "jain": s.get("jain"),
+                "duration_s": m.get("duration_s"),
+                "clock": clock_name(m), "kernel": m.get("kernel"),
+                "commit": git.get("commit"), "dirty": git.get("dirty"),
+                "date": m.get("date"),
+                "cpu_bound": r["summary"].get("cpu_bound"),
+                "stale": bool(stale(r, builds)),
+                "path": r.get("_path")})
+    return out

@@ -461,7 +461,7 @@ def satnet(*args, **kw):
 
 
 @pytest.mark.parametrize("cmd", [[], ["list"], ["run"], ["report"],
-                                 ["show"], ["ss"]])
+                                 ["show"], ["ss"], ["export"]])
 def test_help_runs_nothing(cmd, tmp_path):
     before = sorted(glob.glob(os.path.join(TOP, "results", "**"),
                               recursive=True))
@@ -618,6 +618,22 @@ def test_report_marks_stale_runs(tmp_path, monkeypatch):
     assert "0 of 8 runs made by the modules as built now; 8 stale " \
         "(other builds of tcp_r" in text, text[:2000]
     assert "stale runs)" in claim_line(md, "fx-ratio")
+
+
+def test_export_gives_one_row_per_variant_of_each_run(tmp_path):
+    out = tmp_path / "runs.csv"
+    r = satnet("export", "--results", FIX_RESULTS, "-o", str(out))
+    assert r.returncode == 0 and "wrote 8 rows" in r.stderr, r.stderr
+    rows = list(csv.DictReader(open(out)))
+    assert len(rows) == 8 and tuple(rows[0]) == record.EXPORT_FIELDS
+    assert {x["variant"] for x in rows} == {"reno", "tcp-r"}
+    assert all(float(x["goodput_mbps"]) > 0 and x["clock"] == "real"
+               for x in rows)
+    r = satnet("export", "--results", FIX_RESULTS, "--format", "json")
+    data = json.loads(r.stdout)
+    assert len(data) == 8 and data[0]["experiment"] == "fx-sweep"
+    r = satnet("export", "--results", "/nonexistent-typo")
+    assert r.returncode == 2 and "no results folder" in r.stderr
 
 
 def test_show_prints_a_run(tmp_path):
