@@ -6,6 +6,7 @@
   satnet report                     rebuild docs/results.md from results/
   satnet show RUN.json              one run, readable, with a cwnd plot
   satnet export -o runs.csv         every run as a table, for pandas
+  satnet compare OLD/ NEW/          two results folders side by side
   satnet ss                         ss -ti with our modules' state by name
 
 `satnet COMMAND --help` describes each command; --help never runs
@@ -319,6 +320,22 @@ def cmd_show(a):
     return show(a.run, a.png)
 
 
+def cmd_compare(a):
+    from .experiment import METRICS
+    from .report import compare
+    for d in (a.a, a.b):
+        if not os.path.isdir(d):
+            fail("compare: no results folder %s" % d)
+    if a.metric not in METRICS:
+        fail("compare: unknown metric %s (one of %s)" %
+             (a.metric, ", ".join(METRICS)))
+    lines = compare(a.a, a.b, a.metric,
+                    warn=lambda m: print(m, file=sys.stderr))
+    print("%s: A = %s, B = %s\n" % (a.metric, a.a, a.b))
+    print("\n".join(lines))
+    return 0
+
+
 def cmd_export(a):
     import csv
     import json
@@ -476,6 +493,18 @@ def parser():
                     help="csv (default) or json (a list of objects)")
     ex.add_argument("-o", "--output", help="write here instead of stdout")
     ex.set_defaults(fn=cmd_export)
+
+    cp = sub.add_parser("compare", help="two results folders (two commits) "
+                        "side by side", description="For every experiment, "
+                        "point and variant stored in both folders: the two "
+                        "means, B / A with its 95 % CI (log scale), and "
+                        "whether they are the same within the equivalence "
+                        "margin (docs/experiments.md).  Nothing is run.")
+    cp.add_argument("a", help="the first results folder (A)")
+    cp.add_argument("b", help="the second results folder (B)")
+    cp.add_argument("--metric", default="goodput", help="a per-variant "
+                    "metric of the summary (default goodput)")
+    cp.set_defaults(fn=cmd_compare)
 
     ss = sub.add_parser("ss", help="ss -ti with rn, r and esack state by "
                         "name", description="Run `ss -tinH` (or read its "

@@ -541,3 +541,26 @@ def head_to_head(results, figdir, mddir, command):
     h2h.write(os.path.join(mddir, "head-to-head.md"),
               h2h.block(exps, figdir, mddir,
                         header(recs, command or "satnet report")))
+
+
+def compare(a_dir, b_dir, metric="goodput", warn=print):
+    """Markdown lines: every (experiment, mode, point, variant) stored in
+    both folders, B's mean against A's as a ratio with its log-scale CI,
+    and whether they are the same within the equivalence margin."""
+    groups = {}
+    for side, d in ((0, a_dir), (1, b_dir)):
+        for r in load_records(d, warn=warn):
+            for v, s in r["summary"]["variants"].items():
+                key = (r["experiment"], r["mode"], point_key(r["point"]), v)
+                groups.setdefault(key, ([], []))[side].append(s.get(metric))
+    lines = ["| experiment | mode | point | variant | A (n) | B (n) | "
+             "B / A (95 % CI) | " +
+             "same within %g× |" % stats.EQUIV_MARGIN,
+             "|---|---|---|---|---|---|---|---|"]
+    for key in sorted(k for k, (a, b) in groups.items() if a and b):
+        a, b = (stats.Estimate(x) for x in groups[key])
+        r = stats.Ratio(b, a)
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            *key, a.fmt(), b.fmt(), r.fmt(),
+            stats.judge_same(r, True, min(a.n, b.n)).verdict))
+    return lines

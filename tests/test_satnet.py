@@ -461,7 +461,8 @@ def satnet(*args, **kw):
 
 
 @pytest.mark.parametrize("cmd", [[], ["list"], ["run"], ["report"],
-                                 ["show"], ["ss"], ["export"]])
+                                 ["show"], ["ss"], ["export"],
+                                 ["compare"]])
 def test_help_runs_nothing(cmd, tmp_path):
     before = sorted(glob.glob(os.path.join(TOP, "results", "**"),
                               recursive=True))
@@ -634,6 +635,20 @@ def test_export_gives_one_row_per_variant_of_each_run(tmp_path):
     assert len(data) == 8 and data[0]["experiment"] == "fx-sweep"
     r = satnet("export", "--results", "/nonexistent-typo")
     assert r.returncode == 2 and "no results folder" in r.stderr
+
+
+def test_compare_two_results_folders(tmp_path):
+    res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
+    r = satnet("compare", FIX_RESULTS, res)
+    assert r.returncode == 0, r.stderr
+    rows = [x for x in r.stdout.splitlines() if x.startswith("| fx-sweep")]
+    assert len(rows) == 4, r.stdout
+    assert all("(95 % CI" in x and x.rstrip().endswith("|") for x in rows)
+    assert "pilot" in r.stdout          # n = 2 in A
+    r = satnet("compare", FIX_RESULTS, "/nonexistent-typo")
+    assert r.returncode == 2 and "no results folder" in r.stderr
+    r = satnet("compare", FIX_RESULTS, res, "--metric", "colour")
+    assert r.returncode == 2 and "unknown metric" in r.stderr
 
 
 def test_show_prints_a_run(tmp_path):
