@@ -7,6 +7,8 @@
   satnet show RUN.json              one run, readable, with a cwnd plot
   satnet export -o runs.csv         every run as a table, for pandas
   satnet compare OLD/ NEW/          two results folders side by side
+  satnet up geo --variant tcp-r     a path left up; satnet exec snd0 -- CMD;
+                                    satnet down
   satnet ss                         ss -ti with our modules' state by name
 
 `satnet COMMAND --help` describes each command; --help never runs
@@ -320,6 +322,48 @@ def cmd_show(a):
     return show(a.run, a.png)
 
 
+def _testbed_call(fn, *args):
+    from .testbed import TestbedError
+    from .topo import TopologyError
+    if os.geteuid() != 0:
+        fail("%s needs root (namespaces, netem, modules); in this "
+             "project's VM: tools/vm-run --shell" % fn.__name__)
+    try:
+        return fn(*args)
+    except (TestbedError, TopologyError) as e:
+        fail(str(e))
+
+
+def cmd_up(a):
+    from . import testbed
+    st = _testbed_call(testbed.up, a.scenario, a.variant)
+    print("satnet: %s is up%s; base RTT %g ms, bottleneck %g Mbit/s" %
+          (st["scenario"], ", senders on %s" % st["cc"] if st["cc"] else "",
+           st["base_rtt_ms"], st["rate_bps"] / 1e6))
+    for node, ns in st["nodes"].items():
+        print("  %-5s %-14s %s" % (node, ns, st["addresses"].get(node, "")))
+    print("satnet exec NODE -- CMD runs a command there; satnet down ends "
+          "it.")
+    return 0
+
+
+def cmd_exec(a):
+    from . import testbed
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if not cmd:
+        fail("exec: no command (satnet exec NODE -- CMD)")
+    from .topo import tc_env
+    argv = _testbed_call(testbed.exec_argv, a.node, cmd)
+    os.execvpe(argv[0], argv, tc_env())   # tc finds the epdn plugin
+
+
+def cmd_down(a):
+    from . import testbed
+    n = _testbed_call(testbed.down)
+    print("satnet: %d namespaces removed" % n)
+    return 0
+
+
 def cmd_compare(a):
     from .experiment import METRICS
     from .report import compare
@@ -493,6 +537,29 @@ def parser():
                     help="csv (default) or json (a list of objects)")
     ex.add_argument("-o", "--output", help="write here instead of stdout")
     ex.set_defaults(fn=cmd_export)
+
+    up = sub.add_parser("up", help="bring a scenario's path up and leave "
+                        "it", description="Build a scenario's namespaces, "
+                        "links, netem stages, bottleneck qdisc and sysctls "
+                        "(as a run does) and leave them up; needs root and "
+                        "a kernel with netem and the modules (in the VM: "
+                        "tools/vm-run --shell).")
+    up.add_argument("scenario", help="a scenario (satnet list scenarios)")
+    up.add_argument("--variant", help="a variant: its congestion control "
+                    "becomes the senders' default, with its profile, "
+                    "module parameters and scenario overrides")
+    up.set_defaults(fn=cmd_up)
+    xc = sub.add_parser("exec", help="run a command in a node of the path "
+                        "that is up", description="Run CMD in NODE (snd0, "
+                        "rcv0, r1, r2, ...) of the path `satnet up` left.")
+    xc.add_argument("node", help="snd0, rcv0, ..., r1 or r2")
+    xc.add_argument("command", nargs=argparse.REMAINDER,
+                    help="-- and the command, e.g. -- ss -ti")
+    xc.set_defaults(fn=cmd_exec)
+    dn = sub.add_parser("down", help="tear down the path that is up",
+                        description="Remove every namespace `satnet up` "
+                        "made, also after a crash.")
+    dn.set_defaults(fn=cmd_down)
 
     cp = sub.add_parser("compare", help="two results folders (two commits) "
                         "side by side", description="For every experiment, "

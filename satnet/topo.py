@@ -156,6 +156,14 @@ def reorder_band_args(direction, base_extra_ms):
     return args
 
 
+def remove_netns(ns):
+    """Kill what runs in namespace @ns, then delete it."""
+    pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
+    if pids:
+        run(["kill", "-9"] + pids, check=False)
+    return run(["ip", "netns", "del", ns], check=False).returncode == 0
+
+
 class Topology:
     """Fresh namespaces per run; teardown even when the run fails."""
 
@@ -442,10 +450,7 @@ class Topology:
 
     def down(self):
         for ns in reversed(self.created):
-            pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
-            if pids:
-                run(["kill", "-9"] + pids, check=False)
-            run(["ip", "netns", "del", ns], check=False)
+            remove_netns(ns)
         self.created = []
 
 

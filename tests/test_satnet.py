@@ -462,7 +462,7 @@ def satnet(*args, **kw):
 
 @pytest.mark.parametrize("cmd", [[], ["list"], ["run"], ["report"],
                                  ["show"], ["ss"], ["export"],
-                                 ["compare"]])
+                                 ["compare"], ["up"], ["exec"], ["down"]])
 def test_help_runs_nothing(cmd, tmp_path):
     before = sorted(glob.glob(os.path.join(TOP, "results", "**"),
                               recursive=True))
