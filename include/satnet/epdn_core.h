@@ -65,12 +65,22 @@ struct epdn_hkey {
  * one flow reads at most EPDN_WAYS slots; a full set gives up its oldest
  * record.  Records idle longer than @idle are ignored on lookup and freed
  * by it or by the incremental sweep.
+ *
+ * A record stays until it ages out: stamping copies it into the packet
+ * and leaves it, so that every data packet of the flow carries it.  A set
+ * that gives up a record still in force (eviction) remembers when, in
+ * @lost, for @idle ticks, the longest the record would have lived: the
+ * flows of that set are then stamped UNKNOWN.  A resize that drops live
+ * records does the same for every set (@lost_all).
  */
 struct epdn_table {
 	struct epdn_rec *slot;	/* nsets * EPDN_WAYS slots, zeroed */
+	u32 *lost;		/* per set: last eviction of a live record */
 	u32 nsets;
 	u32 cap;		/* slots: the most records the table holds */
 	u32 count;		/* live records (some may be expired) */
+	u32 nlost;		/* sets with a lost stamp (some may be expired) */
+	u32 lost_all;		/* live records flushed by a resize, or 0 */
 	u32 idle;		/* ticks a record may stay idle */
 	u32 cursor;		/* next set the sweep visits */
 	struct epdn_hkey hkey;
@@ -80,6 +90,16 @@ struct epdn_table {
 	u64 aged;		/* records removed after idle */
 	u64 flushed;		/* records dropped by a resize */
 	u64 span_resets;	/* merges past EPDN_SPAN_MAX, restarted */
+};
+
+/*
+ * What a data packet of a flow picks up at a hop: the flow's record, and
+ * whether its set has given up a record in force (UNKNOWN).
+ */
+struct epdn_info {
+	struct epdn_range r;	/* the record's range, when has_range */
+	bool has_range;
+	bool unknown;
 };
 
 /* The EPDN option, decoded.  min/max are host byte order. */
@@ -153,13 +173,16 @@ u32 epdn_table_sets(u32 flows);
 u32 epdn_table_slots(u32 flows);
 u64 epdn_table_memory(u32 flows);
 u32 epdn_record_bytes(u32 flows);
-void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows,
+void epdn_table_init(struct epdn_table *t, void *mem, u32 flows,
 		     u32 idle, const struct epdn_hkey *hkey);
-void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
-		       u32 flows, const struct epdn_hkey *hkey);
+void epdn_table_resize(struct epdn_table *t, void *mem, u32 flows,
+		       const struct epdn_hkey *hkey, u32 now);
 u64 epdn_hash(const struct epdn_key *key, const struct epdn_hkey *k);
 struct epdn_rec *epdn_table_find(struct epdn_table *t,
 				 const struct epdn_key *key, u32 now);
+bool epdn_table_info(struct epdn_table *t, const struct epdn_key *key,
+		     u32 now, struct epdn_info *info);
+bool epdn_table_busy(const struct epdn_table *t);
 void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec);
 enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 				       const struct epdn_key *key,
@@ -175,6 +198,10 @@ bool epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
 			u8 flags);
 void epdn_opt_new(struct epdn_opt *o, u8 ttl, const struct epdn_range *r,
 		  u8 flags);
+bool epdn_opt_add_info(struct epdn_opt *o, const struct epdn_info *info,
+		       u8 flags);
+void epdn_opt_new_info(struct epdn_opt *o, u8 ttl,
+		       const struct epdn_info *info, u8 flags);
 u8 epdn_ttl_hop(u8 ettl, u8 ttl);
 
 /* Header parsing and the stamp decision. */

@@ -348,7 +348,7 @@ static void fill(struct bench *b, u32 flows, bool tied)
 	u32 full;
 
 	free(b->slot);
-	b->slot = unit_calloc(epdn_table_slots(flows), sizeof(*b->slot));
+	b->slot = unit_calloc(1, epdn_table_memory(flows));
 	tbl_init(t, b->slot, flows);
 	b->flows = flows;
 	full = tbl_full(t);
