@@ -43,7 +43,7 @@ from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
                          F_HOST, F_V2, RR_OPT, Kmsg, Tcpdump,
                          csum, epdn_opt, fuzz_frames, ipv4, netns,
                          odd_frames, parse_epdn, parse_ip, qdisc_stats,
-                         sysctl_write as sysctl, tcp, xmit)
+                         rn_host_stats, sysctl_write as sysctl, tcp, xmit)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -53,6 +53,7 @@ TC_LIB = topo.TC_LIB
 SO_RCVBUFFORCE = 33
 SND, RCV = "10.0.1.1", "10.0.3.2"
 MTU = 1500
+F_UNKNOWN = 0x08            # drop information may be missing (epdn_wire.h)
 ECT0 = 0x02                 # the ECN field of an ECN-capable packet
 # A gate: shut lets one packet pass, then nothing for minutes.
 GATE_SHUT = "tbf rate 8bit burst 1600 limit 100000"
@@ -654,6 +655,173 @@ def test_sender_origin_hook(path, rn_host, legacy):
     assert max(s["len"] for s in seen) <= MTU
     for s in data:
         assert (s["opt"]["ettl"] == s["ttl"]) == (legacy == "none"), s
+
+
+# ---- fail safe: a lost drop record is never "reordered" ----
+
+class RnFlow:
+    """A real TCP connection a -> b:80 in an EPDN domain: the sender
+    originates the option (net.rn.epdn_origin), b runs the RN-TCP
+    receiver (net.rn.receiver), both routers run epdn.  r1's gate is put
+    in after the handshake, so that the flow's own segments meet it.  The
+    sender neither probes (tcp_early_retrans 0: no tail loss probe) nor
+    times out (rto_min 10s) while the gate is shut, so every segment it
+    sends is one the test asked for."""
+
+    PORT = 80
+    SIZE = 1000
+
+    def __init__(self, path, epdn):
+        self.path = path
+        path.egress("r2", "epdn")
+        sysctl(path.a, "net.rn.epdn_origin", 1)
+        sysctl(path.b, "net.rn.receiver", 1)
+        sysctl(path.a, "net.ipv4.tcp_early_retrans", 0)
+        sh("ip route change default via 10.0.1.2 advmss 1448 rto_min 10s",
+           ns=path.a)
+        with netns(path.b):
+            self.srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind((RCV, self.PORT))
+        self.srv.listen(1)
+        with netns(path.a):
+            self.cli = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.cli.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.cli.settimeout(10)
+        self.cli.connect((RCV, self.PORT))
+        self.sport = self.cli.getsockname()[1]
+        self.acc, _ = self.srv.accept()
+        self.sent = 0
+        self.isn = None
+        path.egress("r1", "gate", epdn)
+
+    def send(self, n=1):
+        """@n segments of SIZE bytes; their sequence numbers."""
+        for _ in range(n):
+            self.cli.send(b"x" * self.SIZE)
+            self.sent += 1
+
+    def seq(self, i):
+        """The sequence number of segment @i (0: the first sent)."""
+        return (self.isn + 1 + i * self.SIZE) & 0xffffffff
+
+    def arrivals(self, seen):
+        """The first data segments to reach b, by number: 0, 1, then 3
+        (2 was dropped; its retransmission may follow)."""
+        data = [s for s in seen if s["payload"]]
+        self.isn = (data[0]["seq"] - 1) & 0xffffffff
+        assert [s["seq"] for s in data[:3]] == \
+            [self.seq(0), self.seq(1), self.seq(3)], data
+        return {0: data[0], 1: data[1], 3: data[2]}
+
+    def counters(self, want_acks, timeout=20):
+        """b's /proc/net/rn_host once it has sent @want_acks ACKs that
+        name a hole (marked, unmarked or unclassified)."""
+        end = time.time() + timeout
+        while True:
+            st = rn_host_stats(self.path.b)
+            holes = sum(st.get(k, 0) for k in ("acks_marked",
+                                               "acks_unmarked",
+                                               "acks_unclassified"))
+            if holes >= want_acks or time.time() > end:
+                return st
+            time.sleep(0.1)
+
+    def close(self):
+        path = self.path
+        for s in (self.cli, self.acc, self.srv):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                         struct.pack("ii", 1, 0))
+            s.close()
+        sysctl(path.a, "net.rn.epdn_origin", 0)
+        sysctl(path.b, "net.rn.receiver", 0)
+        sysctl(path.a, "net.ipv4.tcp_early_retrans", 3)
+        sh("ip route change default via 10.0.1.2 advmss 1448", ns=path.a)
+
+
+@pytest.fixture
+def rn_flow(path, rn_host):
+    flows = []
+
+    def make(epdn):
+        flows.append(RnFlow(path, epdn))
+        return flows[-1]
+    yield make
+    for f in flows:
+        f.close()
+
+
+def one_drop(path, f):
+    """Shut gate, limit 1: segment 0 passes, 1 waits in the tbf, 2 is
+    dropped and recorded."""
+    f.send(3)
+    path.wait_qlen("r1", 1)
+    end = time.time() + 20
+    while path.xstats("r1")["overflow_drops"] < 1:
+        assert time.time() < end, path.xstats("r1")
+        time.sleep(0.1)
+
+
+def test_flood_evicting_the_record_is_never_reordered(path, rn_flow):
+    """A flood of new flows, each dropped at r1 (flows 8: one set), evicts
+    the victim's record before any of its packets carried it.  The set is
+    then lost: the victim's next packets leave r1 with UNKNOWN, and the
+    receiver's ACK that names the hole (segment 2, a congestion drop) does
+    not say "reordered".  Before the fix the record vanished unseen, the
+    next packet came with a trusted empty option, and that ACK carried the
+    drop-negative bit."""
+    f = rn_flow("limit 1 flows 8 idle 60s")
+    sn = path.sniff()
+    one_drop(path, f)
+    flood = [ipv4(SND, RCV, tcp(20000 + i, 80, 1000, 1000))
+             for i in range(16)]
+    path.send(flood)
+    st = path.xstats("r1")
+    assert st["overflow_drops"] == 17 and st["evicted"] == 9, st
+    path.change("r1", "limit 1000")
+    f.send(1)                       # segment 3, queued behind segment 1
+    path.open_gate("r1")
+    host = f.counters(want_acks=1)
+    seen = flow(sn.stop(want=3), f.sport)
+    assert host["acks_marked"] == 0, host
+    assert host["acks_unclassified"] >= 1, host
+    data = f.arrivals(seen)
+    after = data[3]["opt"]
+    assert after and after["ettl"] == data[3]["ttl"], after
+    assert after["flags"] & F_UNKNOWN, after
+    assert host["opt_unknown"] >= 1, host
+    assert path.xstats("r1")["unknown_stamps"] >= 1
+
+
+def test_spoofed_carrier_cannot_take_the_record(path, rn_flow):
+    """One forged segment with the victim's 4-tuple and a bad TCP checksum
+    leaves r1 first after the drop.  The receiver discards it (it uses
+    only checksum-valid segments), but the record stays: the victim's
+    next real segment carries it too, and the ACK that names the hole
+    (segment 2, a congestion drop) does not say "reordered".  Before the
+    fix the forged segment took the record away, and that ACK carried the
+    drop-negative bit."""
+    f = rn_flow("limit 1 idle 60s")
+    sn = path.sniff()
+    one_drop(path, f)
+    path.change("r1", "limit 1000")
+    spoof = ipv4(SND, RCV, tcp(f.sport, 80, 12345, 1000),
+                 opts=epdn_opt(64, F_EMPTY | F_HOST))
+    path.send([spoof])              # TCP checksum 0: wrong
+    f.send(1)                       # segment 3, behind the forgery
+    path.open_gate("r1")
+    host = f.counters(want_acks=1)
+    seen = flow(sn.stop(want=4), f.sport)
+    assert host["acks_marked"] == 0, host
+    assert host["acks_unmarked"] >= 1, host
+    assert host["data_bad_csum"] >= 1, host
+    forged = [s for s in seen if s["seq"] == 12345]
+    assert forged, seen
+    data = f.arrivals([s for s in seen if s["seq"] != 12345])
+    o = data[3]["opt"]
+    assert (o["min"], o["max"]) == (f.seq(2), f.seq(3) - 1), o
+    st = path.xstats("r1")
+    assert st["records"] == 1 and st["merges"] >= 2, st
 
 
 # ---- (d) packets at MTU are never oversized ----
