@@ -295,11 +295,14 @@ bool epdn_table_info(struct epdn_table *t, const struct epdn_key *key,
 	return info->has_range || info->unknown;
 }
 
-/* A set gave up a record in force: its flows are unknown for idle. */
-static void epdn_set_mark_lost(struct epdn_table *t, struct epdn_rec *set,
+/*
+ * The set of slot @in gave up drop information still in force: its flows
+ * are unknown for idle.
+ */
+static void epdn_set_mark_lost(struct epdn_table *t, struct epdn_rec *in,
 			       u32 now)
 {
-	u32 s = (u32)(set - t->slot) / EPDN_WAYS;
+	u32 s = (u32)(in - t->slot) / EPDN_WAYS;
 
 	if (!t->lost[s])
 		t->nlost++;
@@ -336,7 +339,12 @@ static void epdn_rec_set(struct epdn_rec *rec, const struct epdn_key *key,
 	rec->stamp = epdn_stamp(now);
 }
 
-/* A merge past EPDN_SPAN_MAX restarts the record at the newest drop. */
+/*
+ * A merge past EPDN_SPAN_MAX restarts the record at the newest drop.  The
+ * drops it forgets are given up as an eviction's are: one segment with
+ * the flow's 4-tuple and a far sequence number, dropped here, must not
+ * wipe out the flow's record unseen.
+ */
 static void epdn_rec_merge(struct epdn_table *t, struct epdn_rec *rec,
 			   const struct epdn_range *r, u32 now)
 {
@@ -345,6 +353,7 @@ static void epdn_rec_merge(struct epdn_table *t, struct epdn_rec *rec,
 	if (!epdn_range_merge(&cur, r)) {
 		cur = *r;
 		t->span_resets++;
+		epdn_set_mark_lost(t, rec, now);
 	}
 	rec->min = cur.min;
 	rec->max = cur.max;
@@ -549,9 +558,10 @@ void epdn_opt_new(struct epdn_opt *o, u8 ttl, const struct epdn_range *r,
 }
 
 /*
- * A carried option after this hop: the record's range joins it (false on
- * a span reset, as epdn_opt_add_range()), and UNKNOWN is set when the
- * flow's information may be missing here.  Flags are only ever added.
+ * A carried option after this hop: the record's range joins it, and
+ * UNKNOWN is set when the flow's information may be missing here, or when
+ * the union would span too much and the carried range gives way (then the
+ * result is false, as epdn_opt_add_range()).  Flags are only ever added.
  */
 bool epdn_opt_add_info(struct epdn_opt *o, const struct epdn_info *info,
 		       u8 flags)
@@ -560,7 +570,7 @@ bool epdn_opt_add_info(struct epdn_opt *o, const struct epdn_info *info,
 
 	if (info->has_range)
 		merged = epdn_opt_add_range(o, &info->r, flags);
-	if (info->unknown)
+	if (info->unknown || !merged)
 		o->flags |= EPDN_F_UNKNOWN;
 	return merged;
 }

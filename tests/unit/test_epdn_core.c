@@ -642,6 +642,46 @@ static void test_eviction_makes_its_set_unknown(void)
 	free(s);
 }
 
+/*
+ * A drop too far from the record restarts it (span_resets): the drops it
+ * forgets make the set UNKNOWN, as an eviction does.  A carried range
+ * that gives way to the record's at stamp time sets UNKNOWN too.
+ */
+static void test_span_reset_makes_its_set_unknown(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k = key_n(4);
+	struct epdn_range near = rng(1000, 1999), next = rng(2000, 2999);
+	struct epdn_range far = rng(0x80001000, 0x80001fff);
+	struct epdn_info info;
+	struct epdn_opt o = { .ttl = 60, .flags = EPDN_F_HOST, .min = 10,
+			      .max = 20 };
+	struct epdn_table t;
+
+	init(&t, s, 64, 100, 9);
+	epdn_table_record(&t, &k, &near, 10);
+	epdn_table_record(&t, &k, &next, 11);
+	CHECK(epdn_table_info(&t, &k, 11, &info) && !info.unknown);
+	CHECK_EQ(t.nlost, 0);
+	epdn_table_record(&t, &k, &far, 12);
+	CHECK_EQ(t.span_resets, 1);
+	CHECK_EQ(t.nlost, 1);
+	CHECK(epdn_table_info(&t, &k, 12, &info));
+	CHECK(info.unknown && info.has_range);
+	CHECK_EQ(info.r.min, 0x80001000);
+
+	CHECK(!epdn_opt_add_info(&o, &info, 0));
+	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_UNKNOWN);
+	info.unknown = false;
+	o.flags = EPDN_F_HOST;
+	o.min = 10;
+	o.max = 20;
+	CHECK(!epdn_opt_add_info(&o, &info, 0));
+	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_UNKNOWN);
+	CHECK_EQ(o.min, 0x80001000);
+	free(s);
+}
+
 /* A resize that drops live records makes every flow UNKNOWN for idle. */
 static void test_resize_makes_every_flow_unknown(void)
 {
@@ -1025,6 +1065,7 @@ int main(void)
 	RUN(test_record_outlives_its_stamps);
 	RUN(test_eviction_makes_its_set_unknown);
 	RUN(test_resize_makes_every_flow_unknown);
+	RUN(test_span_reset_makes_its_set_unknown);
 	RUN(test_option_find);
 	RUN(test_parse_ipv4);
 	RUN(test_parse_tcp);
