@@ -156,11 +156,17 @@ u32 epdn_table_slots(u32 flows)
 	return epdn_table_sets(flows) * EPDN_WAYS;
 }
 
-/* The slots, then one lost stamp per set, in one zeroed block. */
+/* One lost stamp per set. */
+u64 epdn_table_lost_bytes(u32 flows)
+{
+	return (u64)epdn_table_sets(flows) * sizeof(u32);
+}
+
+/* The slots and the lost stamps. */
 u64 epdn_table_memory(u32 flows)
 {
 	return (u64)epdn_table_slots(flows) * sizeof(struct epdn_rec) +
-	       (u64)epdn_table_sets(flows) * sizeof(u32);
+	       epdn_table_lost_bytes(flows);
 }
 
 /* Table memory per record at capacity, rounded up: seed 001 §V. */
@@ -171,32 +177,36 @@ u32 epdn_record_bytes(u32 flows)
 	return (u32)((epdn_table_memory(flows) + slots - 1) / slots);
 }
 
-/* @mem: epdn_table_memory(@flows) zeroed bytes, owned by the caller. */
-void epdn_table_init(struct epdn_table *t, void *mem, u32 flows,
-		     u32 idle, const struct epdn_hkey *hkey)
+/*
+ * @slot: epdn_table_slots(@flows) zeroed records; @lost:
+ * epdn_table_lost_bytes(@flows) zeroed bytes; both owned by the caller.
+ */
+void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 *lost,
+		     u32 flows, u32 idle, const struct epdn_hkey *hkey)
 {
 	memset(t, 0, sizeof(*t));
-	epdn_table_resize(t, mem, flows, hkey, 0);
+	epdn_table_resize(t, slot, lost, flows, hkey, 0);
 	t->idle = idle;
 }
 
 /*
- * Take a new, zeroed block of epdn_table_memory(@flows) bytes and a new
- * hash key: the live records are dropped (counted in flushed), not moved,
- * so a resize costs the same whatever the table holds.  Their flows may
- * still need them: every flow is stamped UNKNOWN for idle ticks from @now.
- * The caller frees the old block.
+ * Take new, zeroed slots and lost stamps for @flows records and a new hash
+ * key: the live records are dropped (counted in flushed), not moved, so a
+ * resize costs the same whatever the table holds.  Their flows may still
+ * need them: every flow is stamped UNKNOWN for idle ticks from @now.  The
+ * caller frees the old arrays.
  */
-void epdn_table_resize(struct epdn_table *t, void *mem, u32 flows,
-		       const struct epdn_hkey *hkey, u32 now)
+void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
+		       u32 *lost, u32 flows, const struct epdn_hkey *hkey,
+		       u32 now)
 {
 	t->flushed += t->count;
 	if (t->count)
 		t->lost_all = epdn_stamp(now);
-	t->slot = mem;
+	t->slot = slot;
+	t->lost = lost;
 	t->nsets = epdn_table_sets(flows);
 	t->cap = t->nsets * EPDN_WAYS;
-	t->lost = (u32 *)(t->slot + t->cap);
 	t->hkey = *hkey;
 	t->count = 0;
 	t->nlost = 0;

@@ -849,21 +849,52 @@ static void epdn_trim_queue(struct Qdisc *sch)
 }
 
 /*
+ * The table's two arrays, allocated apart: the records (a multiple of
+ * 192 bytes, so that a large table fills its huge pages) and one lost
+ * stamp per set.
+ */
+struct epdn_mem {
+	struct epdn_rec *slot;
+	u32 *lost;
+};
+
+static void epdn_mem_free(struct epdn_mem *m)
+{
+	kvfree(m->slot);
+	kvfree(m->lost);
+}
+
+static int epdn_mem_alloc(struct epdn_mem *m, u32 flows)
+{
+	m->slot = kvcalloc(epdn_table_slots(flows), sizeof(*m->slot),
+			   GFP_KERNEL_ACCOUNT);
+	m->lost = kvcalloc(epdn_table_sets(flows), sizeof(*m->lost),
+			   GFP_KERNEL_ACCOUNT);
+	if (m->slot && m->lost)
+		return 0;
+	epdn_mem_free(m);
+	return -ENOMEM;
+}
+
+/*
  * Install a new table of p->flows records.  The live records are dropped
  * (counted in flushed), not moved: a resize under traffic costs the same
- * whatever the table holds.  Returns the old block, for the caller to free.
+ * whatever the table holds.  The old arrays come back in @m, for the
+ * caller to free.
  */
-static void *epdn_swap_table(struct epdn_sched_data *q, void *mem, u32 flows)
+static void epdn_swap_table(struct epdn_sched_data *q, struct epdn_mem *m,
+			    u32 flows)
 {
-	void *old = q->table.slot;
+	struct epdn_mem old = { q->table.slot, q->table.lost };
 	struct epdn_hkey hkey;
 
 	get_random_bytes(&hkey, sizeof(hkey));
-	if (old)
-		epdn_table_resize(&q->table, mem, flows, &hkey, (u32)jiffies);
+	if (old.slot)
+		epdn_table_resize(&q->table, m->slot, m->lost, flows, &hkey,
+				  (u32)jiffies);
 	else
-		epdn_table_init(&q->table, mem, flows, 0, &hkey);
-	return old;
+		epdn_table_init(&q->table, m->slot, m->lost, flows, 0, &hkey);
+	*m = old;
 }
 
 static void epdn_apply_red(struct epdn_sched_data *q)
@@ -875,23 +906,24 @@ static void epdn_apply_red(struct epdn_sched_data *q)
 	red_set_vars(&q->red_vars);
 }
 
-/* Under the tree lock: the new parameters take effect at once. */
-static void *epdn_apply(struct Qdisc *sch, const struct epdn_params *p,
-			void *mem)
+/*
+ * Under the tree lock: the new parameters take effect at once.  A new
+ * table in @m is swapped in, and @m gets the old one.
+ */
+static void epdn_apply(struct Qdisc *sch, const struct epdn_params *p,
+		       struct epdn_mem *m)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
-	void *old = NULL;
 
 	q->p = *p;
 	q->idle_jiffies = max_t(u32, usecs_to_jiffies(p->idle_us), 1);
-	if (mem)
-		old = epdn_swap_table(q, mem, p->flows);
+	if (m->slot)
+		epdn_swap_table(q, m, p->flows);
 	q->table.idle = q->idle_jiffies;
 	epdn_apply_red(q);
 	epdn_trim_queue(sch);
 	if (epdn_table_busy(&q->table))
 		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
-	return old;
 }
 
 /*
@@ -903,25 +935,22 @@ static int epdn_configure(struct Qdisc *sch, struct nlattr **tb,
 			  struct netlink_ext_ack *extack)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
+	struct epdn_mem m = { NULL, NULL };
 	struct epdn_params p = q->p;
-	void *mem = NULL, *old;
 	int err;
 
 	err = epdn_parse(&p, tb, extack);
 	if (err)
 		return err;
-	if (!q->table.slot || p.flows != q->p.flows) {
-		mem = kvzalloc(epdn_table_memory(p.flows), GFP_KERNEL_ACCOUNT);
-		if (!mem) {
-			NL_SET_ERR_MSG(extack,
-				       "epdn: cannot allocate the flow table");
-			return -ENOMEM;
-		}
+	if ((!q->table.slot || p.flows != q->p.flows) &&
+	    epdn_mem_alloc(&m, p.flows)) {
+		NL_SET_ERR_MSG(extack, "epdn: cannot allocate the flow table");
+		return -ENOMEM;
 	}
 	sch_tree_lock(sch);
-	old = epdn_apply(sch, &p, mem);
+	epdn_apply(sch, &p, &m);
 	sch_tree_unlock(sch);
-	kvfree(old);
+	epdn_mem_free(&m);
 	return 0;
 }
 
@@ -958,7 +987,9 @@ static void epdn_destroy(struct Qdisc *sch)
 
 	del_timer_sync(&q->age_timer);
 	kvfree(q->table.slot);
+	kvfree(q->table.lost);
 	q->table.slot = NULL;
+	q->table.lost = NULL;
 }
 
 /* ---- dump: mirrors every attribute of change ---- */

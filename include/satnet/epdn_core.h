@@ -173,10 +173,12 @@ u32 epdn_table_sets(u32 flows);
 u32 epdn_table_slots(u32 flows);
 u64 epdn_table_memory(u32 flows);
 u32 epdn_record_bytes(u32 flows);
-void epdn_table_init(struct epdn_table *t, void *mem, u32 flows,
-		     u32 idle, const struct epdn_hkey *hkey);
-void epdn_table_resize(struct epdn_table *t, void *mem, u32 flows,
-		       const struct epdn_hkey *hkey, u32 now);
+u64 epdn_table_lost_bytes(u32 flows);
+void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 *lost,
+		     u32 flows, u32 idle, const struct epdn_hkey *hkey);
+void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
+		       u32 *lost, u32 flows, const struct epdn_hkey *hkey,
+		       u32 now);
 u64 epdn_hash(const struct epdn_key *key, const struct epdn_hkey *k);
 struct epdn_rec *epdn_table_find(struct epdn_table *t,
 				 const struct epdn_key *key, u32 now);

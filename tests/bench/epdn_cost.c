@@ -126,7 +126,8 @@ static void tbl_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows)
 		.k0 = 0x0123456789abcdefULL, .k1 = 0xfedcba9876543210ULL,
 	};
 
-	epdn_table_init(t, slot, flows, IDLE, &hkey);
+	epdn_table_init(t, slot, (u32 *)(slot + epdn_table_slots(flows)),
+			flows, IDLE, &hkey);
 }
 
 static u32 tbl_full(const struct epdn_table *t)

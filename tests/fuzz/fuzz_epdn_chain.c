@@ -43,6 +43,7 @@
 #include "tests/fuzz/fuzz.h"
 #include "sch_epdn/epdn_core.c"
 #include "tcp_rn/rn_recv_core.c"
+#include "tests/unit/epdn_check.h"
 
 #define HOPS_MAX	6
 #define PKTS		24
@@ -119,14 +120,13 @@ static u32 read_flows(struct fuzz_in *in)
 static void table_new(struct run *x, struct hop *h, u32 flows,
 		      const struct epdn_hkey *k)
 {
-	void *old = h->t.slot;
+	struct epdn_rec *old = h->t.slot, *b = table_block(flows);
 
 	if (old)
-		epdn_table_resize(&h->t, unit_calloc(1, epdn_table_memory(flows)),
-				  flows, k, x->now);
+		epdn_table_resize(&h->t, b, lost_of(b, flows), flows, k,
+				  x->now);
 	else
-		epdn_table_init(&h->t, unit_calloc(1, epdn_table_memory(flows)),
-				flows, IDLE, k);
+		epdn_table_init(&h->t, b, lost_of(b, flows), flows, IDLE, k);
 	free(old);
 }
 

@@ -231,11 +231,10 @@ static void op_resize(struct fuzz_in *in, struct run *x)
 {
 	u32 flows = read_flows(in), before = x->t.count;
 	struct epdn_hkey k = read_hkey(in);
-	struct epdn_rec *old = x->t.slot;
+	struct epdn_rec *old = x->t.slot, *b = table_block(flows);
 	u64 flushed = x->t.flushed;
 
-	epdn_table_resize(&x->t, unit_calloc(1, epdn_table_memory(flows)),
-			  flows, &k, x->now);
+	epdn_table_resize(&x->t, b, lost_of(b, flows), flows, &k, x->now);
 	free(old);
 	FUZZ_CHECK(x->t.cap >= flows && x->t.cap < flows + EPDN_WAYS);
 	FUZZ_CHECK(epdn_table_memory(flows) ==
@@ -281,11 +280,12 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	u32 flows = read_flows(&in), idle = fuzz_u32(&in);
 	struct epdn_hkey k;
 	struct run x = { 0 };
+	struct epdn_rec *b;
 
 	x.now = fuzz_u32(&in);
 	k = read_hkey(&in);
-	epdn_table_init(&x.t, unit_calloc(1, epdn_table_memory(flows)),
-			flows, idle, &k);
+	b = table_block(flows);
+	epdn_table_init(&x.t, b, lost_of(b, flows), flows, idle, &k);
 	check_table(&x);
 	while (fuzz_more(&in)) {
 		ops[fuzz_pick(&in, FUZZ_COUNT(ops))](&in, &x);

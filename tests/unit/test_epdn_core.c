@@ -18,7 +18,7 @@
 /* The table's whole block: slots and lost stamps. */
 static struct epdn_rec *new_slots(u32 flows)
 {
-	return unit_calloc(1, epdn_table_memory(flows));
+	return table_block(flows);
 }
 
 static struct epdn_key key_n(u32 n)
@@ -52,7 +52,7 @@ static void init(struct epdn_table *t, struct epdn_rec *s, u32 flows,
 {
 	struct epdn_hkey k = hkey_n(seed);
 
-	epdn_table_init(t, s, flows, idle, &k);
+	epdn_table_init(t, s, lost_of(s, flows), flows, idle, &k);
 }
 
 /* Keys 0.. that hash into set @set: fills @out with @n of them. */
@@ -397,7 +397,7 @@ static void test_resize(void)
 		epdn_table_record(&t, &k, &r, 10);
 	}
 	i = t.count;
-	epdn_table_resize(&t, s2, 16, &k2, 30);
+	epdn_table_resize(&t, s2, lost_of(s2, 16), 16, &k2, 30);
 	CHECK_EQ(t.flushed, i);
 	CHECK_EQ(t.count, 0);
 	CHECK_EQ(t.cap, 16);
@@ -694,10 +694,10 @@ static void test_resize_makes_every_flow_unknown(void)
 	struct epdn_table t;
 
 	init(&t, s1, 64, 100, 1);
-	epdn_table_resize(&t, s2, 64, &k2, 5);	/* nothing dropped */
+	epdn_table_resize(&t, s2, lost_of(s2, 64), 64, &k2, 5);	/* none */
 	CHECK(!epdn_table_busy(&t));
 	epdn_table_record(&t, &k, &r, 10);
-	epdn_table_resize(&t, s3, 16, &k2, 20);
+	epdn_table_resize(&t, s3, lost_of(s3, 16), 16, &k2, 20);
 	CHECK_EQ(t.flushed, 1);
 	CHECK(epdn_table_busy(&t));
 	CHECK(epdn_table_info(&t, &j, 120, &info) && info.unknown);
