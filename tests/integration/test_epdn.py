@@ -26,6 +26,7 @@ because a second sender process started after the record's idle timeout
 (2 s) had passed.
 """
 
+import contextlib
 import json
 import os
 import shlex
@@ -488,10 +489,11 @@ def test_crafted_drops_are_reported_exactly(path):
     assert [opt_of(s) for s in f] == [None, None, (qa[3], qa[11] + 999, 0,
                                                    62)]
     # Flow 1005: every segment sent into the full queue was dropped; the
-    # next one sent carries them, the one after carries nothing.
+    # next one sent carries them, and so does the one after: the record
+    # stays until it ages out.
     f = flow(seen, 1005)
     assert [s["seq"] for s in f] == q1[4:]
-    assert [opt_of(s) for s in f] == [(q1[0], q1[3] + 999, 0, 62), None]
+    assert [opt_of(s) for s in f] == [(q1[0], q1[3] + 999, 0, 62)] * 2
     # Flow 1002: a sender-originated empty option with no record: each
     # EPDN router lowered EPDN-TTL with TTL, nothing else changed.
     (f,) = flow(seen, 1002)
@@ -509,9 +511,10 @@ def test_crafted_drops_are_reported_exactly(path):
     assert (st1["overflow_drops"], st1["recorded"], st1["rec_merged"]) == \
         (21, 21, 17), st1
     assert (st1["stamps"], st1["merges"], st1["opt_deferred"],
-            st1["records"], st1["ttl_updates"]) == (3, 1, 2, 0, 2), st1
+            st1["records"], st1["ttl_updates"]) == (4, 1, 2, 4, 2), st1
+    assert st1["unknown_stamps"] == 0, st1
     assert (st2["ttl_updates"], st2["stamps"], st2["merges"],
-            st2["recorded"]) == (5, 0, 0, 0), st2
+            st2["recorded"]) == (6, 0, 0, 0), st2
 
 
 # ---- (b) two EPDN routers that both drop merge into one option ----
@@ -519,7 +522,9 @@ def test_crafted_drops_are_reported_exactly(path):
 def test_two_epdn_routers_merge_into_one_option(path):
     """(b) r1 drops 9 segments and stamps its record into a packet; r2
     then drops 8 more of the same flow before that packet leaves it, and
-    merges its record into the carried option: one option, both ranges."""
+    merges its record into the carried option: one option, both ranges.
+    The flow's next packet gets both again: records stay until they age
+    out."""
     path.egress("r1", "gate", "limit 2 idle 60s")
     path.egress("r2", "gate", "limit 2 idle 60s")
     sn = path.sniff()
@@ -537,12 +542,13 @@ def test_two_epdn_routers_merge_into_one_option(path):
 
     assert [s["seq"] for s in seen] == [q[0], q[1], q[2], q[20]], seen
     assert [opt_of(s) for s in seen] == [
-        None, None, (q[3], q[19] + 999, 0, 62), None]
+        None, None, (q[3], q[19] + 999, 0, 62), (q[3], q[19] + 999, 0, 62)]
     assert seen[2]["ttl"] == 62 and seen[2]["csum_ok"]
-    assert (st1["recorded"], st1["stamps"], st1["merges"]) == (9, 1, 0), st1
+    # r1 stamps q[2], q[12..19] (dropped at r2) and q[20].
+    assert (st1["recorded"], st1["stamps"], st1["merges"]) == (9, 10, 0), st1
     assert (st2["recorded"], st2["stamps"], st2["merges"],
-            st2["ttl_updates"]) == (8, 0, 1, 1), st2
-    assert st1["records"] == st2["records"] == 0
+            st2["ttl_updates"]) == (8, 0, 2, 2), st2
+    assert st1["records"] == st2["records"] == 1
 
 
 @pytest.mark.parametrize("r2_kind", ["epdn-drops", "legacy"])
@@ -608,10 +614,10 @@ def test_legacy_router_breaks_epdn_ttl(path, legacy):
         (0, 0, F_EMPTY | F_HOST, want_ettl),
         (0, 0, F_EMPTY | F_HOST, want_ettl),
         (q[3], q[11] + 999, F_HOST, want_ettl),
-        (0, 0, F_EMPTY | F_HOST, want_ettl)]
+        (q[3], q[11] + 999, F_HOST, want_ettl)]
     assert all(s["ttl"] == 62 and s["csum_ok"] for s in seen)
     st = path.xstats(gw)
-    assert (st["recorded"], st["merges"], st["stamps"]) == (9, 1, 0), st
+    assert (st["recorded"], st["merges"], st["stamps"]) == (9, 2, 0), st
 
 
 @pytest.fixture
@@ -824,6 +830,63 @@ def test_spoofed_carrier_cannot_take_the_record(path, rn_flow):
     assert st["records"] == 1 and st["merges"] >= 2, st
 
 
+@contextlib.contextmanager
+def bridged_r2(path, epdn_on_bridge):
+    """r2 forwards to b through a bridge: r2-b becomes a port of br0,
+    which takes r2's address.  Routed packets pass br0's own qdisc (an
+    epdn there is r2's EPDN router, @epdn_on_bridge), then the port's
+    (EGRESS["r2"] still names r2-b: the L2 queue)."""
+    ns = path.r2
+    batch("ip", ns, [
+        "link add br0 address %s type bridge" % MAC["r2-b"],
+        "addr del 10.0.3.1/24 dev r2-b",
+        "link set r2-b master br0",
+        "addr add 10.0.3.1/24 dev br0",
+        "link set br0 up",
+        "neigh replace 10.0.3.2 lladdr %s dev br0 nud permanent"
+        % MAC["b-r2"]])
+    if epdn_on_bridge:
+        batch("tc", ns, ["qdisc add dev br0 root epdn limit 1000"])
+    try:
+        yield
+    finally:
+        batch("ip", ns, [
+            "link set r2-b nomaster", "link del br0",
+            "addr add 10.0.3.1/24 dev r2-b",
+            "neigh replace 10.0.3.2 lladdr %s dev r2-b nud permanent"
+            % MAC["b-r2"]], check=False)
+
+
+@pytest.mark.parametrize("r2", ["epdn", "legacy"])
+def test_bridge_port_records_drops_and_leaves_epdn_ttl(path, r2):
+    """A queue below IP: the drops happen at a bridge port behind r2.  An
+    epdn qdisc on that port records them, and the flow's later packets
+    carry them, but it leaves EPDN-TTL alone (TTL is not lowered at a
+    bridge port): so when r2 itself runs no EPDN, the receiver still sees
+    EPDN-TTL one above TTL.  Before, the port took r2's decrement for its
+    own and closed the gap, and r2 passed for an EPDN router (legacy:
+    EPDN-TTL 62 == TTL).  A bridge port with any other qdisc loses
+    packets unseen: nothing on the path can report them (docs/epdn.md)."""
+    path.egress("r1", "epdn")
+    with bridged_r2(path, r2 == "epdn"):
+        path.egress("r2", "gate", "limit 2 idle 60s")   # the port, r2-b
+        sn = path.sniff()
+        q = seqs(13, 3000)
+        origin = (64, F_EMPTY | F_HOST)
+        path.send(segs(3001, q[:12], epdn=origin))
+        path.open_gate("r2")
+        path.send(segs(3001, q[12:], epdn=origin))
+        seen = sn.stop(want=4)
+        st = path.xstats("r2")
+    ettl = 62 if r2 == "epdn" else 63
+    assert [s["seq"] for s in seen] == [q[0], q[1], q[2], q[12]], seen
+    assert all(s["ttl"] == 62 for s in seen), seen
+    assert [opt_of(s) for s in seen] == \
+        [(0, 0, F_EMPTY | F_HOST, ettl)] * 2 + \
+        [(q[3], q[11] + 999, F_HOST, ettl)] * 2, seen
+    assert (st["recorded"], st["merges"], st["ttl_updates"]) == (9, 2, 0), st
+
+
 # ---- (d) packets at MTU are never oversized ----
 
 def test_mtu_boundary_never_oversized(path):
@@ -847,11 +910,12 @@ def test_mtu_boundary_never_oversized(path):
     seen = sn.stop(want=7)
     st = path.xstats("r1")
     f = flow(seen, 4001)
-    assert [s["len"] for s in f] == [1500, 1489, 1500, 1040], f
+    assert [s["len"] for s in f] == [1500, 1489, 1500, 1052], f
     assert [opt_of(s) for s in f] == [
-        None, None, (drop[0], drop[-1] + 999, 0, 62), None]
+        None, None, (drop[0], drop[-1] + 999, 0, 62),
+        (drop[0], drop[-1] + 999, 0, 62)]
     assert max(s["len"] for s in seen) <= MTU
-    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (2, 1, 0), st
+    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (2, 2, 1), st
 
 
 def test_route_mtu_below_the_devices(path):
@@ -876,14 +940,15 @@ def test_route_mtu_below_the_devices(path):
     assert [s["len"] for s in f] == [1300, 1300], f
     assert [opt_of(s) for s in f] == [None, (10000, 10999, 0, 63)], f
     st = path.xstats("r1")
-    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 0), st
+    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 1), st
 
 
 def test_ranges_past_the_span_bound_are_never_built(path):
     """A carried range of 2^30 bytes or more is not merged into a record,
     and one far from the record (2^31 away: unordered) gives way to the
     record's range when stamping: the receiver gets only ranges it can
-    order (span_resets counts both)."""
+    order (span_resets counts both).  A carried range that gives way sets
+    UNKNOWN: whatever it said about the flow is lost."""
     path.egress("r1", "gate", "limit 2 idle 60s")
     sn = path.sniff()
     path.send(segs(4000, seqs(3)))
@@ -895,7 +960,7 @@ def test_ranges_past_the_span_bound_are_never_built(path):
               segs(4002, [21000]))
     path.open_gate("r1")
     seen = sn.stop(want=5)
-    assert opt_of(flow(seen, 4001)[0]) == (10000, 10999, 0, 63), seen
+    assert opt_of(flow(seen, 4001)[0]) == (10000, 10999, F_UNKNOWN, 63), seen
     assert opt_of(flow(seen, 4002)[0]) == (20000, 20999, 0, 63), seen
     st = path.xstats("r1")
     assert (st["span_resets"], st["merges"], st["stamps"]) == (2, 1, 1), st
@@ -934,7 +999,8 @@ def test_change_of_flows_drops_the_records_counted(path):
     path.change("r1", "flows 128")
     st = path.xstats("r1")
     assert (st["records"], st["flushed"], st["recorded"]) == (0, 10, 10), st
-    assert (st["flows"], st["memory_used"]) == (128, 128 * 24), st
+    # 24 bytes a record, and a 4-byte lost stamp per set of 8.
+    assert (st["flows"], st["memory_used"]) == (128, 128 * 24 + 16 * 4), st
     path.send(segs(5000, [1777]))
     path.change("r1", "idle 3s limit 3")
     st = path.xstats("r1")
@@ -971,7 +1037,9 @@ def test_full_table_evicts_oldest_then_idle_records_age_out(path):
     table, so the set is the table: 20 flows lose a segment, 12 then 8,
     the second group later than the first by more than the clock's
     resolution (one jiffy), so the table keeps exactly the second group.
-    Then records age out."""
+    Those evictions gave up records in force: every flow of the set then
+    leaves with UNKNOWN, in an empty option if it has no record.  Then
+    records age out."""
     path.egress("r1", "gate", "limit 2 idle 30s flows 8")
     path.egress("r2", "epdn")
     sn = path.sniff()
@@ -984,21 +1052,27 @@ def test_full_table_evicts_oldest_then_idle_records_age_out(path):
     path.open_gate("r1")
     path.send([segs(5100 + i, [1777])[0] for i in range(20)])
     seen = sn.stop(want=23)
-    stamped = sorted(s["sport"] - 5100 for s in seen if s["opt"])
-    assert stamped == list(range(12, 20)), stamped
-    # Ageing: five new records, then a short idle (a live change).
+    second = [s for s in seen if s["sport"] >= 5100]
+    ranged = sorted(s["sport"] - 5100 for s in second
+                    if not s["opt"]["flags"] & F_EMPTY)
+    assert ranged == list(range(12, 20)), ranged
+    assert all(s["opt"]["flags"] & F_UNKNOWN for s in second), second
+    assert path.xstats("r1")["unknown_stamps"] == 21   # and 5000's third
+    # Ageing: five new records evict five more, then a short idle (a live
+    # change) ages all eight out.
     batch("tc", path.r1, [
         "qdisc change dev r1-r2 root handle 1: " + GATE_SHUT,
         "qdisc change dev r1-r2 parent 1:1 handle 10: epdn limit 2"])
     path.send(segs(5300, seqs(3)) +
               [segs(5200 + i, [2777])[0] for i in range(5)])
-    assert path.xstats("r1")["records"] == 5
+    st = path.xstats("r1")
+    assert (st["records"], st["evicted"]) == (8, 17), st
     path.change("r1", "idle 100ms")
     end = time.time() + 20
     while path.xstats("r1")["records"] and time.time() < end:
         time.sleep(0.2)
     st = path.xstats("r1")
-    assert st["records"] == 0 and st["aged"] == 5, st
+    assert st["records"] == 0 and st["aged"] == 8, st
 
 
 def sweep_runs(secs):
@@ -1203,8 +1277,9 @@ def as_received(hdr, etype, payload):
 
 def test_odd_packets_pass_unchanged(path):
     """(f) Malformed and odd frames of a flow that has a record leave
-    byte for byte; the record goes into the first valid carrier (an EPDN
-    option behind NOPs and record-route, rewritten in place)."""
+    byte for byte; the record goes into every valid carrier (an EPDN
+    option behind NOPs and record-route, rewritten in place, and a plain
+    packet, which gains one)."""
     path.egress("r1", "gate", "limit 2 idle 60s")
     sn = path.sniff(raw=True)
     path.send(segs(8000, seqs(3)))
@@ -1227,8 +1302,12 @@ def test_odd_packets_pass_unchanged(path):
     o = parse_epdn(got[len(odd)][14:])
     assert (o["min"], o["max"], o["flags"], o["ettl"]) == \
         (100000, 102999, F_HOST, 64), o
-    assert got[len(odd) + 1][14:] == good_frame()
-    assert st["records"] == 0 and st["merges"] == 1 and st["stamps"] == 0
+    # The record stays: the plain packet after takes it too (sent from
+    # r1 itself, so HOST).
+    o = parse_epdn(got[len(odd) + 1][14:])
+    assert (o["min"], o["max"], o["flags"], o["ettl"]) == \
+        (100000, 102999, F_HOST, 64), o
+    assert st["records"] == 1 and st["merges"] == 1 and st["stamps"] == 1
     assert (st["not_ipv4"], st["fragments"], st["malformed"],
             st["opt_deferred"], st["nomem"]) == (2, 2, 13, 2, 0), st
     assert st["not_tcp"] == 2, st           # the UDP frame and the kick
