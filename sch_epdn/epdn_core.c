@@ -122,6 +122,13 @@ static bool epdn_expired(const struct epdn_table *t,
 	return epdn_age(now, rec->stamp) > t->idle;
 }
 
+/* Its drops have been carried for the hold: the record is done. */
+static bool epdn_released(const struct epdn_table *t,
+			  const struct epdn_rec *rec, u32 now)
+{
+	return rec->sent && epdn_age(now, rec->sent) > t->hold;
+}
+
 /* The index of the key's set. */
 static u32 epdn_set_index(const struct epdn_table *t,
 			  const struct epdn_key *key)
@@ -187,13 +194,15 @@ void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 *lost,
 	memset(t, 0, sizeof(*t));
 	epdn_table_resize(t, slot, lost, flows, hkey, 0);
 	t->idle = idle;
+	t->hold = idle;
 }
 
 /*
  * Take new, zeroed slots and lost stamps for @flows records and a new hash
  * key: the live records are dropped (counted in flushed), not moved, so a
  * resize costs the same whatever the table holds.  Their flows may still
- * need them: every flow is stamped UNKNOWN for idle ticks from @now.  The
+ * need them, and the sets' lost stamps go too: unless the table held
+ * neither, every flow is stamped UNKNOWN for idle ticks from @now.  The
  * caller frees the old arrays.
  */
 void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
@@ -201,8 +210,8 @@ void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
 		       u32 now)
 {
 	t->flushed += t->count;
-	if (t->count)
-		t->lost_all = epdn_stamp(now);
+	if (t->count || t->nlost || t->lost_all)
+		t->lost_all = epdn_stamp(now);	/* lost stamps go too */
 	t->slot = slot;
 	t->lost = lost;
 	t->nsets = epdn_table_sets(flows);
@@ -242,7 +251,10 @@ void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec)
 	epdn_slot_release(t, &t->slot[i - i % EPDN_WAYS], rec);
 }
 
-/* The key's live record in its set, freeing it if it has expired. */
+/*
+ * The key's live record in its set, freeing it if it has expired or its
+ * hold is over.
+ */
 static struct epdn_rec *epdn_set_find(struct epdn_table *t,
 				      struct epdn_rec *set,
 				      const struct epdn_key *key, u32 now)
@@ -254,10 +266,13 @@ static struct epdn_rec *epdn_set_find(struct epdn_table *t,
 			return NULL;
 		if (!epdn_key_eq(&rec->key, key))
 			continue;
-		if (!epdn_expired(t, rec, now))
+		if (epdn_expired(t, rec, now))
+			t->aged++;
+		else if (epdn_released(t, rec, now))
+			t->released++;
+		else
 			return rec;
 		epdn_slot_release(t, set, rec);
-		t->aged++;
 		return NULL;
 	}
 	return NULL;
@@ -282,14 +297,31 @@ static bool epdn_set_lost(const struct epdn_table *t, u32 s, u32 now)
 	       (t->nlost && epdn_lost_live(t, t->lost[s], now));
 }
 
+/* The hold starts now, and never before the drop (should a clock step back). */
+static void epdn_rec_sent(struct epdn_rec *rec, u32 now)
+{
+	rec->sent = epdn_seq_before(now, rec->stamp) ? rec->stamp :
+						       epdn_stamp(now);
+}
+
+/* Does the packet's range @p lie within EPDN_NEAR of the record's? */
+static bool epdn_near(const struct epdn_rec *rec, const struct epdn_range *p)
+{
+	u32 lo = rec->min - EPDN_NEAR, span = rec->max - lo + EPDN_NEAR;
+
+	return p->min - lo <= span && p->max - lo <= span;
+}
+
 /*
- * What a data packet of @key leaving now picks up (seed 001 §III-B): the
- * flow's record, which stays for the flow's later packets, and UNKNOWN if
- * the flow's set gave up a record in force within idle.  One set visited.
- * False when there is nothing to stamp.
+ * What a data packet of @key, sequence range @pkt, leaving now picks up
+ * (seed 001 §III-B): the flow's record, which stays for the flow's later
+ * packets, and UNKNOWN if the flow's set gave up a record in force within
+ * idle.  The first packet near the record starts its hold.  One set
+ * visited.  False when there is nothing to stamp.
  */
 bool epdn_table_info(struct epdn_table *t, const struct epdn_key *key,
-		     u32 now, struct epdn_info *info)
+		     const struct epdn_range *pkt, u32 now,
+		     struct epdn_info *info)
 {
 	u32 s = epdn_set_index(t, key);
 	struct epdn_rec *rec = NULL;
@@ -300,6 +332,8 @@ bool epdn_table_info(struct epdn_table *t, const struct epdn_key *key,
 	if (rec) {
 		info->r.min = rec->min;
 		info->r.max = rec->max;
+		if (!rec->sent && epdn_near(rec, pkt))
+			epdn_rec_sent(rec, now);
 	}
 	info->unknown = epdn_set_lost(t, s, now);
 	return info->has_range || info->unknown;
@@ -347,6 +381,7 @@ static void epdn_rec_set(struct epdn_rec *rec, const struct epdn_key *key,
 	rec->min = r->min;
 	rec->max = r->max;
 	rec->stamp = epdn_stamp(now);
+	rec->sent = 0;
 }
 
 /*
@@ -368,6 +403,7 @@ static void epdn_rec_merge(struct epdn_table *t, struct epdn_rec *rec,
 	rec->min = cur.min;
 	rec->max = cur.max;
 	rec->stamp = epdn_stamp(now);
+	rec->sent = 0;		/* the new drop needs a carrier of its own */
 }
 
 /*
@@ -411,6 +447,17 @@ static void epdn_sweep_lost(struct epdn_table *t, u32 s, u32 now)
 }
 
 /*
+ * Drop information about @key was given up here (a carried range that
+ * could not be merged, or an UNKNOWN dropped with its packet): the key's
+ * set is lost, as on an eviction.
+ */
+void epdn_table_mark_lost(struct epdn_table *t, const struct epdn_key *key,
+			  u32 now)
+{
+	epdn_set_mark_lost(t, epdn_set(t, key), now);
+}
+
+/*
  * The ageing sweep (seed 001 §III-C): visit @budget sets from the cursor
  * and free the records idle longer than t->idle.  Lookups already ignore
  * such records; the sweep gives their slots back and keeps count honest.
@@ -436,6 +483,9 @@ u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget)
 			if (epdn_expired(t, rec, now)) {
 				epdn_slot_release(t, set, rec);
 				removed++;
+			} else if (epdn_released(t, rec, now)) {
+				epdn_slot_release(t, set, rec);
+				t->released++;
 			} else {
 				rec++;
 			}

@@ -38,6 +38,7 @@
 #include <satnet/epdn_uapi.h>
 
 #define EPDN_SWEEP_SETS	128	/* sets the ageing sweep visits per run */
+#define EPDN_HOLD_MS	100	/* a record stays this long after its carrier */
 #define EPDN_MIN_BYTES	64	/* smallest non-zero byte limit */
 
 struct epdn_params {
@@ -224,6 +225,7 @@ static bool epdn_records(const struct epdn_sched_data *q,
 static void epdn_record_drop(struct epdn_sched_data *q, struct sk_buff *skb)
 {
 	struct epdn_range r, carried;
+	bool lost = false;
 	struct epdn_key key;
 	struct epdn_pkt pkt;
 
@@ -233,10 +235,17 @@ static void epdn_record_drop(struct epdn_sched_data *q, struct sk_buff *skb)
 		return;		/* a pure ACK loses no data */
 	/* E:max = max(E:max, P:n, P:max), E:min likewise. */
 	if (pkt.has_opt && epdn_opt_range(&pkt.opt, &carried) &&
-	    !epdn_range_merge(&r, &carried))
+	    !epdn_range_merge(&r, &carried)) {
 		q->st.span_resets++;
+		lost = true;
+	}
+	if (pkt.has_opt && (pkt.opt.flags & EPDN_F_UNKNOWN))
+		lost = true;
 	epdn_flow_key(&pkt.ip, &pkt.tcp, &key);
 	epdn_table_record(&q->table, &key, &r, (u32)jiffies);
+	/* What the packet carried and the table cannot keep. */
+	if (lost)
+		epdn_table_mark_lost(&q->table, &key, (u32)jiffies);
 	if (!timer_pending(&q->age_timer))
 		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
 }
@@ -531,10 +540,16 @@ static void epdn_opt_merged(struct Qdisc *sch, const struct sk_buff *skb,
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
 
+	struct epdn_key key;
+
 	*o = pkt->opt;
 	o->ttl = epdn_hop_ttl(sch, skb, pkt);
-	if (!epdn_opt_add_info(o, info, epdn_stamp_flags(q)))
-		q->st.span_resets++;
+	if (epdn_opt_add_info(o, info, epdn_stamp_flags(q)))
+		return;
+	/* The carried range gave way: the flow's later packets say so too. */
+	q->st.span_resets++;
+	epdn_flow_key(&pkt->ip, &pkt->tcp, &key);
+	epdn_table_mark_lost(&q->table, &key, (u32)jiffies);
 }
 
 /* Write @o into the packet: a new option or over the carried one. */
@@ -606,13 +621,13 @@ static bool epdn_stamp(struct Qdisc *sch, struct sk_buff **pskb,
 static bool epdn_flow_info(struct epdn_sched_data *q,
 			   const struct epdn_pkt *pkt, struct epdn_info *info)
 {
-	struct epdn_range unused;
+	struct epdn_range r;
 	struct epdn_key key;
 
-	if (!epdn_table_busy(&q->table) || !epdn_tcp_range(&pkt->tcp, &unused))
+	if (!epdn_table_busy(&q->table) || !epdn_tcp_range(&pkt->tcp, &r))
 		return false;
 	epdn_flow_key(&pkt->ip, &pkt->tcp, &key);
-	return epdn_table_info(&q->table, &key, (u32)jiffies, info);
+	return epdn_table_info(&q->table, &key, &r, (u32)jiffies, info);
 }
 
 /* Every packet carrying the option gets its EPDN-TTL updated (seed 001 §III-D). */
@@ -920,6 +935,8 @@ static void epdn_apply(struct Qdisc *sch, const struct epdn_params *p,
 	if (m->slot)
 		epdn_swap_table(q, m, p->flows);
 	q->table.idle = q->idle_jiffies;
+	q->table.hold = min_t(u32, q->idle_jiffies,
+			      max_t(u32, msecs_to_jiffies(EPDN_HOLD_MS), 1));
 	epdn_apply_red(q);
 	epdn_trim_queue(sch);
 	if (epdn_table_busy(&q->table))
@@ -1043,6 +1060,7 @@ static void epdn_fill_xstats(const struct epdn_sched_data *q,
 	x->span_resets = q->table.span_resets + st->span_resets;
 	x->unshared = st->unshared;
 	x->unknown_stamps = st->unknown_stamps;
+	x->released = q->table.released;
 	x->stamps = st->stamps;
 	x->merges = st->merges;
 	x->mtu_deferred = st->mtu_deferred;
@@ -1089,7 +1107,7 @@ static struct Qdisc_ops epdn_qdisc_ops __read_mostly = {
 
 static int __init epdn_module_init(void)
 {
-	BUILD_BUG_ON(sizeof(struct epdn_rec) != 24);
+	BUILD_BUG_ON(sizeof(struct epdn_rec) != 28);
 	return register_qdisc(&epdn_qdisc_ops);
 }
 

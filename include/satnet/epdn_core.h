@@ -40,15 +40,24 @@ struct epdn_range {
 };
 
 /*
- * One record E = <flowid, timestamp, max, min> (seed 001 §III): 24 bytes.
- * stamp == 0 marks a free slot; the core never stores a zero stamp.
+ * One record E = <flowid, timestamp, max, min> (seed 001 §III), and when
+ * it first left in a packet: 28 bytes.  stamp == 0 marks a free slot; the
+ * core never stores a zero stamp or a zero sent.
  */
 struct epdn_rec {
 	struct epdn_key key;
 	u32 min;
 	u32 max;
-	u32 stamp;		/* caller's clock (jiffies), last update */
+	u32 stamp;		/* caller's clock (jiffies), last drop */
+	u32 sent;		/* first carrier since then, or 0: none yet */
 };
+
+/*
+ * A packet starts a record's hold only when its sequence numbers lie
+ * within this distance of the record's range: a blind forger has to
+ * guess them (docs/epdn.md, Failing safe).
+ */
+#define EPDN_NEAR	0x1000000U	/* 16 MiB */
 
 /* The 128-bit SipHash key of a table, random per table. */
 struct epdn_hkey {
@@ -66,12 +75,14 @@ struct epdn_hkey {
  * record.  Records idle longer than @idle are ignored on lookup and freed
  * by it or by the incremental sweep.
  *
- * A record stays until it ages out: stamping copies it into the packet
- * and leaves it, so that every data packet of the flow carries it.  A set
- * that gives up a record still in force (eviction) remembers when, in
- * @lost, for @idle ticks, the longest the record would have lived: the
- * flows of that set are then stamped UNKNOWN.  A resize that drops live
- * records does the same for every set (@lost_all).
+ * Stamping copies a record into the packet and leaves it: every data
+ * packet of the flow carries it until @hold ticks after the first carrier
+ * near its range left (a later drop starts that again), or until it has
+ * been idle for @idle ticks.  A set that gives up a record still in force
+ * (eviction, span restart) remembers when, in @lost, for @idle ticks, the
+ * longest the record would have lived: the flows of that set are then
+ * stamped UNKNOWN.  A resize that drops live records does the same for
+ * every set (@lost_all).
  */
 struct epdn_table {
 	struct epdn_rec *slot;	/* nsets * EPDN_WAYS slots, zeroed */
@@ -82,12 +93,14 @@ struct epdn_table {
 	u32 nlost;		/* sets with a lost stamp (some may be expired) */
 	u32 lost_all;		/* live records flushed by a resize, or 0 */
 	u32 idle;		/* ticks a record may stay idle */
+	u32 hold;		/* ticks a record stays after its carrier */
 	u32 cursor;		/* next set the sweep visits */
 	struct epdn_hkey hkey;
 	u64 recorded;		/* drops recorded (new + merged) */
 	u64 rec_merged;		/* drops merged into a live record */
 	u64 evicted;		/* live records given up by a full set */
 	u64 aged;		/* records removed after idle */
+	u64 released;		/* records removed after their hold */
 	u64 flushed;		/* records dropped by a resize */
 	u64 span_resets;	/* merges past EPDN_SPAN_MAX, restarted */
 };
@@ -183,8 +196,11 @@ u64 epdn_hash(const struct epdn_key *key, const struct epdn_hkey *k);
 struct epdn_rec *epdn_table_find(struct epdn_table *t,
 				 const struct epdn_key *key, u32 now);
 bool epdn_table_info(struct epdn_table *t, const struct epdn_key *key,
-		     u32 now, struct epdn_info *info);
+		     const struct epdn_range *pkt, u32 now,
+		     struct epdn_info *info);
 bool epdn_table_busy(const struct epdn_table *t);
+void epdn_table_mark_lost(struct epdn_table *t, const struct epdn_key *key,
+			  u32 now);
 void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec);
 enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 				       const struct epdn_key *key,

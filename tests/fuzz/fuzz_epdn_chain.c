@@ -10,10 +10,13 @@
  * first missing segment; when a hop dropped that segment for congestion
  * (or an EPDN hop in mode v2 dropped it for any cause), the ACK's mark is
  * never RN_MARK_REORDER.  That holds for any chain, any table pressure,
- * any interleaving of the hops and any loss of the packets that carry the
- * drop information, as long as the chain's plain bridges (no EPDN) lose
- * nothing (drops below IP at a queue without EPDN are invisible) and the
- * whole run lies within the records' idle time.
+ * any interleaving of the hops, any loss of the packets that carry the
+ * drop information at a hop that can see it, and any forged segment whose
+ * sequence numbers are not within EPDN_NEAR of the flow's (a blind
+ * forger's), as long as nothing is lost where no EPDN hop can see it (a
+ * plain bridge, a corrupted frame at a v3 hop: drops below IP) and the
+ * whole run lies within the records' idle time.  Records are released
+ * after a short hold (8 ticks), which the clock passes often.
  *
  *   u8 hops; per hop u8 kind, u8 flows (8 or 16), 16 bytes of hash key;
  *   u32 initial sequence number; then operations, a byte and arguments:
@@ -52,6 +55,7 @@
 #define MSS		1000
 #define WND		(4 * PKTS * MSS)
 #define IDLE		(1U << 24)	/* ticks: no record ages in a run */
+#define HOLD		8		/* ticks a record stays after its carrier */
 #define TTL0		64
 
 enum hop_kind {
@@ -127,6 +131,7 @@ static void table_new(struct run *x, struct hop *h, u32 flows,
 				  x->now);
 	else
 		epdn_table_init(&h->t, b, lost_of(b, flows), flows, IDLE, k);
+	h->t.hold = HOLD;
 	free(old);
 }
 
@@ -202,10 +207,14 @@ static void deliver(struct run *x, const struct pkt *p)
 static void record_drop(struct run *x, struct hop *h, const struct pkt *p)
 {
 	struct epdn_range r = { p->seq, p->seq + MSS - 1 }, carried;
+	bool lost = p->has_opt && (p->opt.flags & EPDN_F_UNKNOWN);
 
-	if (p->has_opt && epdn_opt_range(&p->opt, &carried))
-		epdn_range_merge(&r, &carried);
+	if (p->has_opt && epdn_opt_range(&p->opt, &carried) &&
+	    !epdn_range_merge(&r, &carried))
+		lost = true;
 	epdn_table_record(&h->t, &victim, &r, x->now);
+	if (lost)
+		epdn_table_mark_lost(&h->t, &victim, x->now);
 }
 
 /* A segment arrives at hop @i: forwarded, maybe dropped, else queued. */
@@ -220,6 +229,9 @@ static void arrive(struct fuzz_in *in, struct run *x, u32 i, struct pkt p)
 	}
 	if (hop_routed(h))
 		p.ttl--;
+	if (what == 3 && (h->kind == HOP_EPDN_V3 ||
+			  h->kind == HOP_BRIDGE_EPDN))
+		what = 0;	/* a lost frame nobody here reports */
 	if (what >= 2 && h->kind != HOP_BRIDGE) {
 		bool recorded = what == 2 || h->kind == HOP_EPDN_V2;
 
@@ -239,9 +251,10 @@ static void arrive(struct fuzz_in *in, struct run *x, u32 i, struct pkt p)
 static void stamp(struct run *x, struct hop *h, struct pkt *p)
 {
 	u8 flags = h->kind == HOP_EPDN_V2 ? EPDN_F_V2 : 0;
+	struct epdn_range r = { p->seq, p->seq + MSS - 1 };
 	struct epdn_info info;
 
-	if (!epdn_table_info(&h->t, &victim, x->now, &info)) {
+	if (!epdn_table_info(&h->t, &victim, &r, x->now, &info)) {
 		if (p->has_opt && hop_routed(h))
 			p->opt.ttl = epdn_ttl_hop(p->opt.ttl, p->ttl);
 		return;
@@ -253,7 +266,8 @@ static void stamp(struct run *x, struct hop *h, struct pkt *p)
 	}
 	if (hop_routed(h))
 		p->opt.ttl = epdn_ttl_hop(p->opt.ttl, p->ttl);
-	epdn_opt_add_info(&p->opt, &info, flags);
+	if (!epdn_opt_add_info(&p->opt, &info, flags))
+		epdn_table_mark_lost(&h->t, &victim, x->now);
 }
 
 static void op_send(struct fuzz_in *in, struct run *x)
@@ -307,7 +321,13 @@ static void op_flood(struct fuzz_in *in, struct run *x)
 	}
 }
 
-/* Forged: any sequence number, the sender's option or any option. */
+/* A sequence number a blind forger might send: far from the flow's. */
+static u32 read_blind(struct fuzz_in *in, const struct run *x)
+{
+	return x->isn + 0x80000000U + fuzz_u16(in);
+}
+
+/* Forged: a blind sequence number, the sender's option or any option. */
 static void op_forge(struct fuzz_in *in, struct run *x)
 {
 	struct pkt p = { .idx = -1, .ttl = TTL0 };
@@ -315,15 +335,15 @@ static void op_forge(struct fuzz_in *in, struct run *x)
 	u8 how;
 
 	read_hop(in, x, &i);
-	p.seq = fuzz_near(in, x->isn);
+	p.seq = read_blind(in, x);
 	how = fuzz_u8(in);
 	for (k = 0; k < i; k++)
 		p.ttl -= hop_routed(&x->hop[k]);
 	p.has_opt = how & 1;
 	p.opt.ttl = p.ttl;
 	p.opt.flags = how & 2 ? EPDN_F_HOST : EPDN_F_EMPTY | EPDN_F_HOST;
-	p.opt.min = fuzz_near(in, x->isn);
-	p.opt.max = p.opt.min + fuzz_len(in, EPDN_SPAN_MAX) % EPDN_SPAN_MAX;
+	p.opt.min = read_blind(in, x);
+	p.opt.max = p.opt.min + fuzz_u16(in);
 	if (x->forged == FORGED_MAX)
 		return;
 	x->forged++;

@@ -101,7 +101,7 @@ static void check_table(struct run *x)
 	FUZZ_CHECK(lost == t->nlost);
 	FUZZ_CHECK(t->recorded == x->records && t->rec_merged == x->merged);
 	FUZZ_CHECK(t->count == x->news - x->removes - t->evicted - t->aged -
-		   t->flushed);
+		   t->flushed - t->released);
 }
 
 /* What a record of @key at @now must leave, against a model of the flow. */
@@ -155,7 +155,7 @@ static void op_record(struct fuzz_in *in, struct run *x)
 			struct epdn_info info;
 
 			FUZZ_CHECK(x->t.lost[s]);
-			FUZZ_CHECK(epdn_table_info(&x->t, &key, x->now,
+			FUZZ_CHECK(epdn_table_info(&x->t, &key, &r, x->now,
 						   &info) && info.unknown);
 		}
 	}
@@ -182,6 +182,7 @@ static void op_find(struct fuzz_in *in, struct run *x)
 static void op_stamp(struct fuzz_in *in, struct run *x)
 {
 	struct epdn_key key = read_key(in);
+	struct epdn_range pkt = read_range(in);
 	u32 lost, s = set_of(&x->t, &key);
 	struct epdn_rec *rec, copy;
 	struct epdn_info info;
@@ -191,16 +192,19 @@ static void op_stamp(struct fuzz_in *in, struct run *x)
 	lost = x->t.lost[s];
 	unknown = epdn_lost_live(&x->t, x->t.lost_all, x->now) ||
 		  epdn_lost_live(&x->t, lost, x->now);
-	any = epdn_table_info(&x->t, &key, x->now, &info);
+	any = epdn_table_info(&x->t, &key, &pkt, x->now, &info);
 	FUZZ_CHECK(info.unknown == unknown);
 	rec = epdn_table_find(&x->t, &key, x->now);
 	FUZZ_CHECK(info.has_range == !!rec);
 	FUZZ_CHECK(any == (info.has_range || info.unknown));
 	if (!rec)
 		return;
+	FUZZ_CHECK(info.r.min == rec->min && info.r.max == rec->max);
+	/* A packet near the record has started its hold, now or before. */
+	FUZZ_CHECK(!epdn_near(rec, &pkt) || rec->sent);
+	FUZZ_CHECK(!rec->sent || !epdn_released(&x->t, rec, x->now));
 	copy = *rec;
-	FUZZ_CHECK(info.r.min == copy.min && info.r.max == copy.max);
-	epdn_table_info(&x->t, &key, x->now, &info);
+	epdn_table_info(&x->t, &key, &pkt, x->now, &info);
 	FUZZ_CHECK(!memcmp(rec, &copy, sizeof(copy)));
 }
 
@@ -209,12 +213,13 @@ static void op_sweep(struct fuzz_in *in, struct run *x)
 {
 	struct epdn_table *t = &x->t;
 	u32 budget = fuzz_u16(in), first = t->cursor, before = t->count, i, w;
-	u64 aged = t->aged;
+	u64 aged = t->aged, released = t->released;
 	u32 removed;
 
 	step_clock(in, x);
 	removed = epdn_table_sweep(t, x->now, budget);
-	FUZZ_CHECK(before - t->count == removed && t->aged - aged == removed);
+	FUZZ_CHECK(before - t->count == removed + t->released - released &&
+		   t->aged - aged == removed);
 	if (budget > t->nsets)
 		budget = t->nsets;
 	FUZZ_CHECK(t->cursor == (first + budget) % t->nsets);
@@ -223,7 +228,8 @@ static void op_sweep(struct fuzz_in *in, struct run *x)
 						 EPDN_WAYS];
 
 		for (w = 0; w < EPDN_WAYS && set[w].stamp; w++)
-			FUZZ_CHECK(!epdn_expired(t, &set[w], x->now));
+			FUZZ_CHECK(!epdn_expired(t, &set[w], x->now) &&
+				   !epdn_released(t, &set[w], x->now));
 	}
 }
 
@@ -233,6 +239,7 @@ static void op_resize(struct fuzz_in *in, struct run *x)
 	struct epdn_hkey k = read_hkey(in);
 	struct epdn_rec *old = x->t.slot, *b = table_block(flows);
 	u64 flushed = x->t.flushed;
+	bool lost_before = x->t.nlost || x->t.lost_all;
 
 	epdn_table_resize(&x->t, b, lost_of(b, flows), flows, &k, x->now);
 	free(old);
@@ -243,6 +250,7 @@ static void op_resize(struct fuzz_in *in, struct run *x)
 		   epdn_record_bytes(flows) == sizeof(struct epdn_rec) + 1);
 	FUZZ_CHECK(!x->t.count && x->t.flushed - flushed == before);
 	FUZZ_CHECK(!x->t.nlost && (!before || x->t.lost_all));
+	FUZZ_CHECK(!lost_before || x->t.lost_all);
 }
 
 static void op_remove(struct fuzz_in *in, struct run *x)
@@ -286,6 +294,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	k = read_hkey(&in);
 	b = table_block(flows);
 	epdn_table_init(&x.t, b, lost_of(b, flows), flows, idle, &k);
+	x.t.hold = idle >> (idle & 3);
 	check_table(&x);
 	while (fuzz_more(&in)) {
 		ops[fuzz_pick(&in, FUZZ_COUNT(ops))](&in, &x);

@@ -21,6 +21,9 @@ static struct epdn_rec *new_slots(u32 flows)
 	return table_block(flows);
 }
 
+/* A segment far from every record here: it never starts a hold. */
+static const struct epdn_range far_pkt = { 0xc0000000, 0xc00003e7 };
+
 static struct epdn_key key_n(u32 n)
 {
 	struct epdn_key k = {
@@ -437,15 +440,15 @@ static void test_keyed_hash(void)
 
 static void test_bytes_per_record(void)
 {
-	CHECK_EQ(sizeof(struct epdn_rec), 24);
-	CHECK(epdn_record_bytes(65536) <= 28);
-	CHECK(epdn_record_bytes(16) <= 28);
-	CHECK(epdn_record_bytes(1000003) <= 28);
+	CHECK_EQ(sizeof(struct epdn_rec), 28);
+	CHECK(epdn_record_bytes(65536) <= 29);
+	CHECK(epdn_record_bytes(16) <= 29);
+	CHECK(epdn_record_bytes(1000003) <= 29);
 	CHECK_EQ(epdn_table_slots(16), 16);
 	CHECK_EQ(epdn_table_slots(17), 24);
-	/* 24 bytes a record and a 4-byte lost stamp per set of 8. */
-	CHECK_EQ(epdn_table_memory(65536), 65536 * 24 + 8192 * 4);
-	CHECK_EQ(epdn_record_bytes(65536), 25);
+	/* 28 bytes a record and a 4-byte lost stamp per set of 8. */
+	CHECK_EQ(epdn_table_memory(65536), 65536 * 28 + 8192 * 4);
+	CHECK_EQ(epdn_record_bytes(65536), 29);
 }
 
 static void test_option_codec(void)
@@ -573,21 +576,74 @@ static void test_record_outlives_its_stamps(void)
 
 	init(&t, s, 64, 100, 8);
 	CHECK(!epdn_table_busy(&t));
-	CHECK(!epdn_table_info(&t, &k, 5, &info));
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 5, &info));
 	epdn_table_record(&t, &k, &r, 10);
 	for (now = 10; now <= 110; now += 10) {
-		CHECK(epdn_table_info(&t, &k, now, &info));
+		CHECK(epdn_table_info(&t, &k, &far_pkt, now, &info));
 		CHECK(info.has_range && !info.unknown);
 		CHECK_EQ(info.r.min, 7000);
 		CHECK_EQ(info.r.max, 7999);
 	}
 	CHECK_EQ(t.count, 1);
-	CHECK(!epdn_table_info(&t, &other, 50, &info));
+	CHECK(!epdn_table_info(&t, &other, &far_pkt, 50, &info));
 	CHECK(!info.has_range && !info.unknown);
 	/* Idle ageing still frees it: 100 ticks after its last drop. */
-	CHECK(!epdn_table_info(&t, &k, 111, &info));
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 111, &info));
 	CHECK_EQ(t.count, 0);
 	CHECK_EQ(t.aged, 1);
+	free(s);
+}
+
+/*
+ * The hold: the first carrier near the record starts it, and the record
+ * goes hold ticks later (released).  A packet far from it (a blind
+ * forger's) carries it but starts nothing; a new drop needs a carrier of
+ * its own.  The sweep releases too.
+ */
+static void test_hold_after_the_first_near_carrier(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k = key_n(5);
+	struct epdn_range drop = rng(5000, 5999), next = rng(7000, 7999);
+	struct epdn_range near = rng(4000, 4999);
+	struct epdn_range edge = rng(5000 - EPDN_NEAR, 5000 - EPDN_NEAR + 99);
+	struct epdn_range past = rng(4999 - EPDN_NEAR, 5098 - EPDN_NEAR);
+	struct epdn_info info;
+	struct epdn_table t;
+
+	init(&t, s, 64, 1000, 6);
+	t.hold = 10;
+	epdn_table_record(&t, &k, &drop, 10);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 20, &info) && info.has_range);
+	CHECK(epdn_table_info(&t, &k, &past, 25, &info) && info.has_range);
+	CHECK(epdn_table_find(&t, &k, 25)->sent == 0);
+	CHECK(epdn_table_info(&t, &k, &near, 30, &info) && info.has_range);
+	CHECK_EQ(epdn_table_find(&t, &k, 30)->sent, 30);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 40, &info) && info.has_range);
+	CHECK(!epdn_table_info(&t, &k, &near, 41, &info));
+	CHECK_EQ(t.released, 1);
+	CHECK_EQ(t.count, 0);
+
+	/* A drop during the hold: it waits for its own carrier. */
+	epdn_table_record(&t, &k, &drop, 100);
+	CHECK(epdn_table_info(&t, &k, &edge, 105, &info));
+	CHECK_EQ(epdn_table_find(&t, &k, 105)->sent, 105);
+	epdn_table_record(&t, &k, &next, 110);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 200, &info));
+	CHECK_EQ(info.r.min, 5000);
+	CHECK_EQ(info.r.max, 7999);
+	CHECK(epdn_table_info(&t, &k, &next, 200, &info));
+	CHECK(epdn_table_info(&t, &k, &next, 210, &info));
+	CHECK(!epdn_table_info(&t, &k, &next, 211, &info));
+	CHECK_EQ(t.released, 2);
+
+	/* The sweep releases a record past its hold. */
+	epdn_table_record(&t, &k, &drop, 300);
+	CHECK(epdn_table_info(&t, &k, &drop, 301, &info));
+	CHECK_EQ(epdn_table_sweep(&t, 312, t.nsets), 0);
+	CHECK_EQ(t.released, 3);
+	CHECK_EQ(t.count, 0);
+	CHECK_EQ(t.aged, 0);
 	free(s);
 }
 
@@ -615,25 +671,25 @@ static void test_eviction_makes_its_set_unknown(void)
 	}
 	for (i = 0; i < EPDN_WAYS; i++)
 		epdn_table_record(&t, &k[i], &r, 10 + i);
-	CHECK(epdn_table_info(&t, &k[1], 20, &info) && !info.unknown);
+	CHECK(epdn_table_info(&t, &k[1], &far_pkt, 20, &info) && !info.unknown);
 	/* An expired victim: aged, not lost. */
 	epdn_table_record(&t, &k[EPDN_WAYS], &r, 111);
 	CHECK_EQ(t.aged, 1);
 	CHECK_EQ(t.nlost, 0);
-	CHECK(epdn_table_info(&t, &k[1], 111, &info) && !info.unknown);
+	CHECK(epdn_table_info(&t, &k[1], &far_pkt, 111, &info) && !info.unknown);
 	/* A live victim (k[1], stamp 11): the set is lost from now, 111. */
 	epdn_table_record(&t, &k[EPDN_WAYS + 1], &r, 111);
 	CHECK_EQ(t.evicted, 1);
 	CHECK_EQ(t.nlost, 1);
-	CHECK(epdn_table_info(&t, &k[1], 111, &info));
+	CHECK(epdn_table_info(&t, &k[1], &far_pkt, 111, &info));
 	CHECK(info.unknown && !info.has_range);
-	CHECK(epdn_table_info(&t, &k[2], 111, &info));
+	CHECK(epdn_table_info(&t, &k[2], &far_pkt, 111, &info));
 	CHECK(info.unknown && info.has_range);
-	CHECK(epdn_table_info(&t, &k[EPDN_WAYS + 2], 211, &info));
+	CHECK(epdn_table_info(&t, &k[EPDN_WAYS + 2], &far_pkt, 211, &info));
 	CHECK(info.unknown && !info.has_range);
-	CHECK(!epdn_table_info(&t, &far, 111, &info));
+	CHECK(!epdn_table_info(&t, &far, &far_pkt, 111, &info));
 	/* Past idle the stamp is out of force, and the sweep forgets it. */
-	CHECK(!epdn_table_info(&t, &k[1], 212, &info));
+	CHECK(!epdn_table_info(&t, &k[1], &far_pkt, 212, &info));
 	CHECK_EQ(epdn_table_sweep(&t, 212, t.nsets), EPDN_WAYS);
 	CHECK_EQ(t.nlost, 0);
 	CHECK_EQ(t.lost[5], 0);
@@ -661,12 +717,12 @@ static void test_span_reset_makes_its_set_unknown(void)
 	init(&t, s, 64, 100, 9);
 	epdn_table_record(&t, &k, &near, 10);
 	epdn_table_record(&t, &k, &next, 11);
-	CHECK(epdn_table_info(&t, &k, 11, &info) && !info.unknown);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 11, &info) && !info.unknown);
 	CHECK_EQ(t.nlost, 0);
 	epdn_table_record(&t, &k, &far, 12);
 	CHECK_EQ(t.span_resets, 1);
 	CHECK_EQ(t.nlost, 1);
-	CHECK(epdn_table_info(&t, &k, 12, &info));
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 12, &info));
 	CHECK(info.unknown && info.has_range);
 	CHECK_EQ(info.r.min, 0x80001000);
 
@@ -679,6 +735,29 @@ static void test_span_reset_makes_its_set_unknown(void)
 	CHECK(!epdn_opt_add_info(&o, &info, 0));
 	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_UNKNOWN);
 	CHECK_EQ(o.min, 0x80001000);
+	free(s);
+}
+
+/*
+ * Drop information the table cannot keep (a dropped packet's UNKNOWN, a
+ * carried range that gives way): the key's set is lost, with no record.
+ */
+static void test_mark_lost(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k = key_n(8);
+	struct epdn_info info;
+	struct epdn_table t;
+
+	init(&t, s, 64, 100, 10);
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 5, &info));
+	epdn_table_mark_lost(&t, &k, 5);
+	CHECK_EQ(t.nlost, 1);
+	CHECK_EQ(t.count, 0);
+	CHECK(epdn_table_busy(&t));
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 105, &info));
+	CHECK(info.unknown && !info.has_range);
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 106, &info));
 	free(s);
 }
 
@@ -700,10 +779,10 @@ static void test_resize_makes_every_flow_unknown(void)
 	epdn_table_resize(&t, s3, lost_of(s3, 16), 16, &k2, 20);
 	CHECK_EQ(t.flushed, 1);
 	CHECK(epdn_table_busy(&t));
-	CHECK(epdn_table_info(&t, &j, 120, &info) && info.unknown);
-	CHECK(epdn_table_info(&t, &k, 120, &info));
+	CHECK(epdn_table_info(&t, &j, &far_pkt, 120, &info) && info.unknown);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 120, &info));
 	CHECK(info.unknown && !info.has_range);
-	CHECK(!epdn_table_info(&t, &k, 121, &info));
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 121, &info));
 	epdn_table_sweep(&t, 121, 1);
 	CHECK(!epdn_table_busy(&t));
 	free(s1);
@@ -974,12 +1053,12 @@ static void test_gateway_sequence(void)
 	/* Packets 7 and 8 leave: each gets a new option, the record stays. */
 	CHECK_EQ(epdn_stamp_decide(20, false, false, 1040, 1500),
 		 EPDN_ACT_INSERT);
-	CHECK(epdn_table_info(&t, &k, 3, &info));
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 3, &info));
 	epdn_opt_new_info(&o, 63, &info, 0);
 	CHECK_EQ(o.min, 100);
 	CHECK_EQ(o.max, 5999);
 	CHECK_EQ(o.flags, 0);
-	CHECK(epdn_table_info(&t, &k, 4, &info));
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 4, &info));
 	epdn_opt_new_info(&o, 63, &info, 0);
 	CHECK_EQ(o.min, 100);
 	CHECK(epdn_table_find(&t, &k, 4));
@@ -1063,9 +1142,11 @@ int main(void)
 	RUN(test_option_merge);
 	RUN(test_option_unknown);
 	RUN(test_record_outlives_its_stamps);
+	RUN(test_hold_after_the_first_near_carrier);
 	RUN(test_eviction_makes_its_set_unknown);
 	RUN(test_resize_makes_every_flow_unknown);
 	RUN(test_span_reset_makes_its_set_unknown);
+	RUN(test_mark_lost);
 	RUN(test_option_find);
 	RUN(test_parse_ipv4);
 	RUN(test_parse_tcp);
