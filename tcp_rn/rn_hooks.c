@@ -93,6 +93,7 @@ enum rn_stat {
 	RN_ST_OPT_NOHOST,
 	RN_ST_OPT_MALFORMED,
 	RN_ST_OPT_WIDE,
+	RN_ST_OPT_UNKNOWN,
 	RN_ST_HDR_MALFORMED,
 	RN_ST_FRAGMENTS,
 	RN_ST_FLOWS_CREATED,
@@ -127,6 +128,7 @@ static const char * const rn_stat_names[RN_ST_MAX] = {
 	[RN_ST_OPT_NOHOST]	 = "opt_not_host",
 	[RN_ST_OPT_MALFORMED]	 = "opt_malformed",
 	[RN_ST_OPT_WIDE]	 = "opt_wide_range",
+	[RN_ST_OPT_UNKNOWN]	 = "opt_unknown",
 	[RN_ST_HDR_MALFORMED]	 = "hdr_malformed",
 	[RN_ST_FRAGMENTS]	 = "fragments",
 	[RN_ST_FLOWS_CREATED]	 = "flows_created",
@@ -515,6 +517,8 @@ static void rn_data_segment(struct rn_net *rn, const struct rn_pkt *p)
 	rn_stat_inc(rn, RN_ST_DATA);
 	s = rn_epdn_evidence(p->iph, &p->ip, READ_ONCE(rn->require_host), &ev);
 	rn_count_evidence(rn, s);
+	if (s == RN_EVS_TRUSTED && ev.unknown)
+		rn_stat_inc(rn, RN_ST_OPT_UNKNOWN);
 	if (!rn_data_apply(rn, p, &ev))
 		rn_stat_inc(rn, RN_ST_UNTRACKED);
 }

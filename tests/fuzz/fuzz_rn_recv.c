@@ -5,7 +5,8 @@
  *   u32 rcv_nxt, window, u8 wscale, u8 setup (bit 0: require HOST, bit 1
  *   and 2: the overflow policy of the two free-standing range sets), u32
  *   base of those sets; then operations, a byte and its arguments:
- *     DATA     a segment and its evidence, as structs: rn_recv_data()
+ *     DATA     a segment and its evidence (UNKNOWN or not), as structs:
+ *              rn_recv_data(); nothing below unk_end is ever reordered
  *     PACKET   an IPv4 header (options: none, an EPDN option built from
  *              the input, or raw bytes) and a TCP header, through
  *              rn_parse_ipv4(), rn_parse_tcp() and rn_epdn_evidence() into
@@ -115,6 +116,19 @@ static bool seg_outside(const struct rn_recv *st, const struct rn_range *seg)
 	return rn_range_empty(seg) || seg->start - lo >= 2 * win;
 }
 
+/* Below unk_end nothing is reordered (EPDN_F_UNKNOWN). */
+static bool unknown_floor_holds(const struct rn_recv *st)
+{
+	u32 i;
+
+	if (!(st->flags & RN_RF_UNKNOWN))
+		return true;
+	for (i = 0; i < st->reorder.n; i++)
+		if (rn_seq_before(st->reorder.r[i].start, st->unk_end))
+			return false;
+	return true;
+}
+
 /* One data segment: what rn_recv_data() promises about the lists and Q. */
 static void data(struct run *x, const struct rn_range *seg,
 		 const struct rn_evidence *ev)
@@ -137,6 +151,9 @@ static void data(struct run *x, const struct rn_range *seg,
 		   (ev->kind == RN_EV_DROPS &&
 		    ev->drop.end - ev->drop.start > win));
 	FUZZ_CHECK(res != RN_DATA_CLASSIFIED || (st->flags & RN_RF_PROVEN));
+	FUZZ_CHECK(unknown_floor_holds(st));
+	if (res == RN_DATA_CLASSIFIED && ev->unknown)
+		FUZZ_CHECK(st->flags & RN_RF_UNKNOWN);
 	if (res != RN_DATA_CLASSIFIED)
 		FUZZ_CHECK(rset_within(&st->reorder, &was.reorder,
 				       st->rcv_nxt));
@@ -164,6 +181,7 @@ static void op_data(struct fuzz_in *in, struct run *x)
 	struct rn_evidence ev = { .kind = fuzz_pick(in, 4) };
 
 	ev.drop = read_range(in, x->st);
+	ev.unknown = fuzz_u8(in) & 1;
 	data(x, &seg, &ev);
 }
 

@@ -404,6 +404,83 @@ static void test_mark_unknown_hole(void)
 	CHECK_EQ(rn_recv_ack(&st, seq_of(1), 64 * MSS), RN_MARK_UNKNOWN);
 }
 
+/* ---- UNKNOWN: a gateway may have lost drop records ---- */
+
+static struct rn_evidence ev_unknown(struct rn_evidence ev)
+{
+	ev.unknown = true;
+	return ev;
+}
+
+/* The gap an UNKNOWN packet reveals is never reordered. */
+static void test_unknown_gap_not_reordered(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	CHECK_EQ(rx(&st, 6, ev_unknown(ev_kind(RN_EV_EMPTY))),
+		 RN_DATA_CLASSIFIED);
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(set_is(&st.drop, ""));
+	check_q(&st, 6);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+	/* A later packet without the flag: only the gap above it counts. */
+	rx(&st, 8, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "7"));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+}
+
+/* UNKNOWN takes back "reordered" from every hole below it. */
+static void test_unknown_forgets_reordered_holes(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 6, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "3 4 5"));
+	rx(&st, 4, ev_unknown(ev_kind(RN_EV_EMPTY)));	/* P below Q */
+	CHECK(set_is(&st.reorder, ""));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+	check_q(&st, 6);
+}
+
+/* A range that comes with UNKNOWN still counts: its holes are drops. */
+static void test_unknown_keeps_drops(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 7, ev_unknown(ev_drops(4, 5)));
+	CHECK(set_is(&st.drop, "4 5"));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+	rx(&st, 3, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(4), 64 * MSS), RN_MARK_DROP);
+}
+
+/*
+ * No later evidence makes a hole below the UNKNOWN packet reordered (a
+ * drop range below P opens the gap P:max + 1 .. P:n - 1), until the ACK
+ * passes the highest byte the UNKNOWN packet saw.
+ */
+static void test_unknown_floor_holds_until_acked(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 9, ev_unknown(ev_kind(RN_EV_EMPTY)));
+	rx(&st, 6, ev_drops(3, 3));
+	CHECK(set_is(&st.drop, "3"));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(st.flags & RN_RF_UNKNOWN);
+	rx(&st, 3, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(4), 64 * MSS), RN_MARK_UNKNOWN);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(10), 64 * MSS), RN_MARK_INORDER);
+	CHECK(!(st.flags & RN_RF_UNKNOWN));
+	rx(&st, 12, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "10 11"));
+}
+
 /* ---- evidence and the path ---- */
 
 /* A TTL mismatch disproves the path: gaps are no longer reordered. */
@@ -914,6 +991,18 @@ static void test_evidence(void)
 	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
 	CHECK_EQ(ev.drop.end, 0);
 	CHECK(!rn_range_empty(&ev.drop));
+	CHECK(!ev.unknown);
+	/* UNKNOWN, with no range or with one; never on an absent option. */
+	mk_epdn(o, 61, EPDN_F_EMPTY | EPDN_F_HOST | EPDN_F_UNKNOWN, 0, 0);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
+	CHECK_EQ(ev.kind, RN_EV_EMPTY);
+	CHECK(ev.unknown);
+	mk_epdn(o, 61, EPDN_F_HOST | EPDN_F_UNKNOWN, 5000, 7999);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
+	CHECK_EQ(ev.kind, RN_EV_DROPS);
+	CHECK(ev.unknown);
+	CHECK_EQ(evidence_of(o, 0, 61, true, &ev), RN_EVS_ABSENT);
+	CHECK(!ev.unknown);
 	/* Behind another option. */
 	memset(o, 0, sizeof(o));
 	o[0] = 7;
@@ -1333,6 +1422,10 @@ static void run_examples(u32 at)
 	RUN(test_mark_follows_first_hole);
 	RUN(test_mark_after_gap_filled);
 	RUN(test_mark_unknown_hole);
+	RUN(test_unknown_gap_not_reordered);
+	RUN(test_unknown_forgets_reordered_holes);
+	RUN(test_unknown_keeps_drops);
+	RUN(test_unknown_floor_holds_until_acked);
 	RUN(test_untrusted_stops_classification);
 	RUN(test_window_bounds_state);
 	RUN(test_window_one_below);
