@@ -1137,3 +1137,5 @@ MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
 MODULE_VERSION("0.1");
 MODULE_DESCRIPTION("EPDN: Explicit Packet Drop Notification gateway queue");
+/* Newer kernels autoload a qdisc as "net-sch-<kind>", not "sch_<kind>". */
+MODULE_ALIAS("net-sch-epdn");
