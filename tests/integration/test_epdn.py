@@ -1440,8 +1440,8 @@ def test_tunnel_metadata_dst_uses_the_device_mtu(dummy):
     its dst_ops' mtu() reads a device it does not have.  Such a packet
     is stamped against the device's MTU alone.  A segment lost on the
     link (corrupt 100%) leaves a record; of the flow's next two, the one
-    12 bytes too big for the dummy's 1500 keeps it (mtu_deferred), the
-    1488-byte one takes it."""
+    12 bytes too big for the dummy's 1500 cannot carry it (mtu_deferred),
+    the 1488-byte one carries it."""
     sh("tc qdisc add dev %s clsact" % dummy)
     sh("tc filter add dev %s egress matchall action %s" % (dummy, TUNNEL_KEY))
     sh("tc qdisc add dev %s root epdn mode v2 corrupt 100%%" % dummy)
@@ -1455,7 +1455,8 @@ def test_tunnel_metadata_dst_uses_the_device_mtu(dummy):
     st = dev_xstats(dummy)
     assert (st["corrupt_drops"], st["recorded"], st["packets"]) == \
         (1, 1, 2), st
-    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 0), st
+    # the record stays for the hold after its first carrier (Failing safe)
+    assert (st["mtu_deferred"], st["stamps"]) == (1, 1), st
 
 
 @pytest.fixture
