@@ -65,6 +65,7 @@
 #include <net/tcp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <net/ip6_checksum.h>
 #include <net/inet_hashtables.h>
 #include <net/inet6_hashtables.h>
 #include <net/netns/generic.h>
