@@ -596,7 +596,8 @@ def version():
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
-        sys.exit(a.fn(a) or 0)
+        rc = a.fn(a) or 0
+        sys.stdout.flush()      # a closed pipe shows here, not at exit
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
@@ -604,6 +605,7 @@ def main(argv=None):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)
+    sys.exit(rc)
 
 
 if __name__ == "__main__":
