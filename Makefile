@@ -12,8 +12,9 @@
 # make fuzz       the same for FUZZ_SECONDS (600) each, growing a corpus in
 #                 build/fuzz/work/ run after run; prints executions per target
 # make tc         build the tc plugin(s) for iproute2
-# make test       fuzz-smoke on the host, then unit tests + in-VM
-#                 integration suite, in one VM boot
+# make test       fuzz-smoke and the tests of tests/*.py on the host, then
+#                 the in-VM suite: deterministic tests on the real clock,
+#                 statistical runs on the virtual clock (two VM boots)
 # make test-debug the in-VM suite under the debug kernel (KASAN, UBSAN,
 #                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
 # make soak       SOAK_MINUTES (10) of churn and faults under the debug kernel
@@ -106,21 +107,32 @@ tc:
 deps:
 	tools/install-deps.sh
 
+# The tests of tests/*.py need neither root nor a kernel: they run on the
+# host.  The in-VM suite runs twice: its deterministic tests on the real
+# clock, its statistical runs over netem on the virtual one, where load on
+# the host cannot change their outcome.
+PYTEST := /usr/bin/python3 -m pytest -p no:cacheprovider
+
 test: deps
 	$(MAKE) all
 	$(MAKE) fuzz-smoke
+	$(PYTEST) -v --ignore=tests/integration tests
 	tools/vm-run --timeout 2700 --log build/test-console.log -- \
-		python3 -m pytest -p no:cacheprovider -v tests
+		$(PYTEST) -v -m 'not statistical' tests/integration
+	tools/vm-run --clock virtual --timeout 2700 \
+		--log build/test-virtual-console.log -- \
+		$(PYTEST) -v -m statistical tests/integration
 
 # The modules are rebuilt against the debug tree here, and against the stock
 # headers again by the next plain build (kbuild sees the changed command).
+# Only the in-VM suite: the host's tests do not touch a kernel.
 test-debug: deps
 	tools/debug-kernel --build
 	$(MAKE) modules KDIR=$$(tools/debug-kernel --kdir)
 	$(MAKE) unit tc
 	tools/vm-run --kernel debug --timeout 14400 \
 		--log build/test-debug-console.log -- \
-		python3 -m pytest -p no:cacheprovider -v tests
+		$(PYTEST) -v tests/integration
 
 # tools/soak on the debug kernel (tools/debug-kernel builds it once); the
 # modules are rebuilt against it here and for Debian's kernel by the next

@@ -5,10 +5,9 @@ docs/experiments.md ("How a claim is judged") states the rule in words;
 this file is its only implementation.
 """
 
+import functools
 import math
 import statistics
-
-from scipy import stats as _st
 
 LEVEL = 0.95
 MIN_RUNS = 3            # fewer runs per arm, or shorter runs: a pilot
@@ -20,8 +19,13 @@ VERDICTS = ("reproduced", "direction reproduced, magnitude open",
             "seed's magnitude refuted", "contradicted", "pilot", "no data")
 
 
+@functools.lru_cache(maxsize=None)
 def _t(df, level=LEVEL):
-    return _st.t.ppf((1 + level) / 2, df)
+    # scipy takes half a second to import, far longer in the emulated VM,
+    # and most commands never reach a confidence interval.
+    from scipy import stats
+
+    return float(stats.t.ppf((1 + level) / 2, df))
 
 
 class Estimate:
