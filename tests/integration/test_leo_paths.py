@@ -11,6 +11,7 @@ import time
 import pytest
 
 from satnet import measure
+from satnet.paths import hang_limit
 from satnet.runner import PathSchedule, together
 from satnet.scenario import ge_loss, load_profile, load_scenario
 from satnet.topo import Topology
@@ -40,8 +41,9 @@ def test_gemodel_loses_in_bursts():
                          text=True)
         measure.wait_listening(topo, topo.rcv[0], 9, udp=True)
         topo.ex(topo.snd[0], [sys.executable, UDP, "send",
-                              topo.rcv_addr(0), "8e6", "16"], timeout=60)
-        out, _ = rcv.communicate(timeout=60)
+                              topo.rcv_addr(0), "8e6", "16"],
+                timeout=hang_limit(60))
+        out, _ = rcv.communicate(timeout=hang_limit(60))
         stage = topo.ex(topo.r2, ["tc", "-s", "qdisc", "show", "dev",
                                   "r0"]).stdout
     head, gaps = out.split("\n")[:2]
