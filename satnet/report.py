@@ -14,7 +14,7 @@ from .experiment import load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
 
-MODE_ORDER = ("full", "quick", "point", "legacy")
+MODE_ORDER = ("full", "quick", "point")
 VERDICTS = stats.VERDICTS + ("not comparable", "not run")
 # Verdicts whose claim's "why" explains a disagreement.
 DISAGREE = ("direction only", "seed's magnitude refuted", "contradicted",
@@ -465,7 +465,7 @@ def ca_cell(row):
 
 
 def other_records(recs, known):
-    """Records whose experiment has no file (converted older runs)."""
+    """Records whose experiment has no file (removed or renamed since)."""
     groups = {}
     for r in recs:
         if r["experiment"] in known:
@@ -475,8 +475,8 @@ def other_records(recs, known):
     if not groups:
         return []
     out = ["## Older runs", "",
-           "Runs of experiments that no longer have a file (converted from "
-           "older record shapes, `meta.converted_from`): total goodput.", "",
+           "Runs of experiments that no longer have a file: total "
+           "goodput.", "",
            "| experiment | variant | point | goodput (Mbit/s) |",
            "|---|---|---|---|"]
     for (e, v, p), vals in sorted(groups.items()):
