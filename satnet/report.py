@@ -28,6 +28,10 @@ def _metric(rec, variant, metric):
     if metric == "limit_share" and v.get(metric) is None:
         sc = rec["meta"].get("scenario")
         return v["goodput"] * 1e6 / limit_bps(sc) if sc else None
+    if metric == "recoveries" and v.get(metric) is None:
+        # records summarised before the metric existed: their counters
+        return record.recoveries([f for f in rec["flows"]
+                                  if f["variant"] == variant])
     return v.get(metric)
 
 
@@ -550,9 +554,10 @@ def compare(a_dir, b_dir, metric="goodput", warn=print):
     groups = {}
     for side, d in ((0, a_dir), (1, b_dir)):
         for r in load_records(d, warn=warn):
-            for v, s in r["summary"]["variants"].items():
+            for v in r["summary"]["variants"]:
                 key = (r["experiment"], r["mode"], point_key(r["point"]), v)
-                groups.setdefault(key, ([], []))[side].append(s.get(metric))
+                groups.setdefault(key, ([], []))[side].append(
+                    _metric(r, v, metric))
     lines = ["| experiment | mode | point | variant | A (n) | B (n) | "
              "B / A (95 % CI) | " +
              "same within %g× |" % stats.EQUIV_MARGIN,

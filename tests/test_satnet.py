@@ -289,13 +289,33 @@ def test_summarize_per_variant_of_a_mix():
              {"variant": "a", "goodput_bps": 1e6, "bytes": 1448 * 50,
               "counters": {"TcpOutSegs": 100, "TcpRetransSegs": 15}},
              {"variant": "b", "goodput_bps": 1e6, "bytes": 1448 * 50,
-              "counters": {"TcpOutSegs": 50, "TcpExtTCPTimeouts": 2}}]
+              "counters": {"TcpOutSegs": 50, "TcpExtTCPTimeouts": 2,
+                           "TcpExtTCPSackRecovery": 3,
+                           "TcpExtTCPRenoRecovery": 1}}]
+    flows[0]["counters"]["TcpExtTCPSackRecovery"] = 4
     s = record.summarize({"flows": flows}, 4e6, 1448)
     assert s["variants"]["a"]["goodput"] == 1.5
     assert s["variants"]["a"]["retrans_share"] == 0.1
     assert s["variants"]["a"]["packets"] == 75
     assert s["variants"]["b"]["timeouts"] == 2
+    assert s["variants"]["a"]["recoveries"] == 2     # 4 and 0, per flow
+    assert s["variants"]["b"]["recoveries"] == 4     # with SACK and without
     assert abs(s["jain"] - 16 / 18) < 1e-9
+
+
+def test_recoveries_of_records_summarised_before_the_metric():
+    """A record whose summary has no recoveries gets them from its flows'
+    counters, so the stored runs can be judged on the metric."""
+    recs = fixture_records()
+    r = next(x for x in recs if len(x["flows"]) == 1)
+    v = r["variant"]
+    r["summary"]["variants"][v].pop("recoveries", None)
+    r["flows"][0]["counters"].update(TcpExtTCPSackRecovery=5,
+                                     TcpExtTCPRenoRecovery=2)
+    assert report._metric(r, v, "recoveries") == 7
+    r["summary"]["variants"][v]["recoveries"] = 3
+    assert report._metric(r, v, "recoveries") == 3
+    assert report._metric(r, "no-such-variant", "recoveries") is None
 
 
 def test_ca_share_is_the_mean_over_flows_that_have_one():
