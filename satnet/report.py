@@ -220,10 +220,16 @@ def judge(claim, res):
     rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
             "same": stats.judge_same}[claim.form]
     kw = {"margin": claim.margin} if claim.form != "better" else {}
-    text = "%s: %s; %s: %s; ratio %s%s" % (
-        claim.spec["a"], a.fmt(), claim.spec["b"], b.fmt(), r.fmt(),
-        " (%s is lower)" % claim.spec["a"] if claim.spec.get("lower")
-        else "")
+    lower = claim.spec.get("lower")
+    if r.diff:
+        num, den = (claim.spec["b"], claim.spec["a"]) if lower else \
+            (claim.spec["a"], claim.spec["b"])
+        cmp = "difference %s - %s %s (a mean is 0)" % (num, den, r.fmt())
+    else:
+        cmp = "ratio %s%s" % (r.fmt(), " (%s is lower)" % claim.spec["a"]
+                              if lower else "")
+    text = "%s: %s; %s: %s; %s" % (claim.spec["a"], a.fmt(),
+                                   claim.spec["b"], b.fmt(), cmp)
     return text, rule(r, full, _runs(a, b), **kw)
 
 
@@ -236,7 +242,8 @@ def judge_ratio(claim, res, full):
         r = stats.Ratio(num, den)
         js.append(stats.judge_factor(r, claim.spec["seed"], full,
                                      _runs(num, den), claim.margin))
-        parts.append("/%s %s (n=%d/%d)" % (v, r.fmt(), num.n, den.n))
+        parts.append("%s%s %s (n=%d/%d)" % ("-" if r.diff else "/", v,
+                                              r.fmt(), num.n, den.n))
     return "; ".join(parts), stats.weakest(js)
 
 
