@@ -22,10 +22,11 @@ EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
             "variants", "mix", "profile", "scaled", "sweep", "quick", "full",
             "plot", "claim")
 VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
-FORMS = ("ratio", "better", "at_least", "same", "best", "na")
-CLAIM_KEYS = ("id", "text", "source", "at", "metric", "ratio", "better",
-              "at_least", "same", "best", "na", "margin", "why",
-              "counters")
+FORMS = ("ratio", "better", "at_least", "same", "best", "trend", "steady",
+         "na")
+ACROSS = ("trend", "steady")     # forms judged across two sweep points
+CLAIM_KEYS = ("id", "text", "source", "at", "metric", "margin", "why",
+              "counters") + FORMS
 NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -109,6 +110,8 @@ class Claim:
         if self.metric not in METRICS:
             raise ExperimentError("%s: unknown metric %r" %
                                   (where, self.metric))
+        if self.form in ACROSS:
+            self._check_across(where)
         if self.form == "best" and not (
                 isinstance(self.spec, dict) and
                 sorted(self.spec) == ["ours", "theirs"] and
@@ -121,12 +124,47 @@ class Claim:
         if unknown:
             raise ExperimentError("%s: variants %s are not in the "
                                   "experiment" % (where, unknown))
-        if self.at and exp.sweep is None:
-            raise ExperimentError("%s: 'at' needs a sweep" % where)
-        for k, v in self.at.items():
-            if k != exp.sweep["key"] or v not in exp.sweep["values"]:
-                raise ExperimentError("%s: at %s=%r is not a sweep point" %
-                                      (where, k, v))
+        for name, pt in zip(("from", "to") if self.form in ACROSS
+                            else ("at",), self.points()):
+            if pt and exp.sweep is None:
+                raise ExperimentError("%s: '%s' needs a sweep" %
+                                      (where, name))
+            for k, v in pt.items():
+                if k != exp.sweep["key"] or v not in exp.sweep["values"]:
+                    raise ExperimentError("%s: %s %s=%r is not a sweep "
+                                          "point" % (where, name, k, v))
+
+    def _check_across(self, where):
+        """trend and steady: a (and optionally b) from one sweep point to
+        another; a trend says which way it goes."""
+        keys = {"a", "b", "from", "to"} | \
+            ({"grows", "falls"} if self.form == "trend" else set())
+        if not (isinstance(self.spec, dict) and
+                {"a", "from", "to"} <= set(self.spec) <= keys and
+                self.spec["a"] != self.spec.get("b")):
+            raise ExperimentError("%s: %s needs a, from and to (and "
+                                  "optionally b, not a)" % (where, self.form))
+        sense = [k for k in ("grows", "falls") if k in self.spec]
+        if self.form == "trend" and (
+                len(sense) != 1 or self.spec[sense[0]] is not True):
+            raise ExperimentError("%s: a trend says grows = true or "
+                                  "falls = true" % where)
+        if self.at:
+            raise ExperimentError("%s: %s takes from and to, not at" %
+                                  (where, self.form))
+        if not (self.spec["from"] and isinstance(self.spec["from"], dict)
+                and isinstance(self.spec["to"], dict) and
+                self.spec["from"].keys() == self.spec["to"].keys() and
+                self.spec["from"] != self.spec["to"]):
+            raise ExperimentError("%s: from and to are two different "
+                                  "points of the sweep" % where)
+
+    def points(self):
+        """The sweep points the claim compares: [from, to] of a trend or
+        steady claim, else [at]."""
+        if self.form in ACROSS:
+            return [self.spec["from"], self.spec["to"]]
+        return [self.at]
 
     def variants(self):
         if self.form == "ratio":
@@ -135,6 +173,9 @@ class Claim:
             return [self.spec["a"], self.spec["b"]]
         if self.form == "best":
             return list(self.spec["ours"]) + list(self.spec["theirs"])
+        if self.form in ACROSS:
+            return [self.spec["a"]] + ([self.spec["b"]] if "b" in self.spec
+                                       else [])
         return []
 
 

@@ -10,7 +10,7 @@ import re
 
 from . import h2h, record, stats
 from .castate import CA_STATES, fmt_shares
-from .experiment import load_all, point_key
+from .experiment import ACROSS, load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
 
@@ -208,14 +208,16 @@ def judge(claim, res):
     """(ours as text, stats.Judgement) of one claim."""
     if claim.form == "na":
         return "–", stats.Judgement("not comparable")
-    pt = claim.at
-    if res is None or not all(res.runs(v, pt) for v in claim.variants()):
+    if res is None or not all(res.runs(v, pt) for v in claim.variants()
+                              for pt in claim.points()):
         return "–", stats.Judgement("not run")
     full = res.mode == "full"
     if claim.form == "ratio":
         return judge_ratio(claim, res, full)
     if claim.form == "best":
         return judge_best(claim, res, full)
+    if claim.form in ACROSS:
+        return judge_across(claim, res, full)
     a, b, r = _pair(claim, res)
     rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
             "same": stats.judge_same}[claim.form]
@@ -272,6 +274,45 @@ def judge_best(claim, res, full):
             (o, eo.fmt(), 100 * level, len(ours)), j)
 
 
+def _value(point):
+    """A sweep point by its value alone ("1e-07")."""
+    return ", ".join("%g" % v if isinstance(v, (int, float)) else str(v)
+                     for v in point.values())
+
+
+def judge_across(claim, res, full):
+    """trend and steady: A at `to` against A at `from`, or with B the
+    ratio of ratios (A / B at `to`) / (A / B at `from`); a trend is
+    judged as `better` in its direction, steady as `same`."""
+    s = claim.spec
+    frm, to = claim.points()
+    ends = (("from", frm), ("to", to))
+    est = {(v, end): res.estimate(v, pt, claim.metric)
+           for v in claim.variants() for end, pt in ends}
+    a, b = s["a"], s.get("b")
+    if b:
+        r = stats.Trend(est[a, "to"], est[b, "to"], est[a, "from"],
+                        est[b, "from"])
+        what = "ratio of ratios (%s / %s at %s) / (at %s)" % (
+            a, b, _value(to), _value(frm))
+    else:
+        r = stats.Ratio(est[a, "to"], est[a, "from"])
+        what = "ratio %s at %s / at %s" % (a, _value(to), _value(frm))
+    if r.diff:
+        what = "difference %s at %s - at %s %s (a mean is 0)" % (
+            a, _value(to), _value(frm), r.diff.fmt())
+    elif r.zero:
+        what += " none (a mean is 0)"
+    else:
+        what += " " + r.fmt()
+    rule = stats.judge_better if claim.form == "trend" else stats.judge_same
+    j = rule(r.inverse() if s.get("falls") else r, full,
+             _runs(*est.values()), claim.margin)
+    text = "; ".join("%s at %s: %s" % (v, _value(pt), est[v, end].fmt())
+                     for v in claim.variants() for end, pt in ends)
+    return "%s; %s" % (text, what), j
+
+
 def seed_value(claim):
     if claim.form == "ratio":
         s = claim.spec["seed"]
@@ -287,6 +328,14 @@ def seed_value(claim):
     if claim.form == "best":
         return "best of %s > best of %s" % ("/".join(claim.spec["ours"]),
                                           "/".join(claim.spec["theirs"]))
+    if claim.form in ACROSS:
+        s = claim.spec
+        frm, to = claim.points()
+        how = "grows" if s.get("grows") else "falls" if s.get("falls") \
+            else "steady (margin %g×)" % claim.margin
+        return "%s %s, %s %s → %s" % (
+            " / ".join(claim.variants()), how, ", ".join(to), _value(frm),
+            _value(to))
     return "–"
 
 
@@ -303,10 +352,11 @@ def evidence(claim, res):
     """The counters a claim names, each variant's mean per run."""
     if res is None or not res.recs or not claim.counters:
         return ""
-    parts = []
+    parts, pts = [], claim.points()
     for c in claim.counters:
-        vals = ["%s %s" % (v, _range(res.counter(v, claim.at, c)))
-                for v in claim.variants()]
+        vals = ["%s%s %s" % (v, " at " + _value(p) if len(pts) > 1 else "",
+                             _range(res.counter(v, p, c)))
+                for v in claim.variants() for p in pts]
         parts.append("%s: %s" % (c.replace("TcpExt", ""), ", ".join(vals)))
     return "; ".join(parts)
 
@@ -330,7 +380,8 @@ def claims_table(exps, results):
             seed = per_seed.setdefault(seed_of(c.source),
                                        dict.fromkeys(VERDICTS, 0))
             seed[j.verdict] += 1
-            old = res.stale(c.variants(), c.at) if res else 0
+            old = sum(res.stale(c.variants(), p)
+                      for p in c.points()) if res else 0
             verdict = "**%s**%s" % (j.verdict, " (%d stale runs)" % old
                                     if old else "")
             why = c.why if j.verdict in DISAGREE else ""

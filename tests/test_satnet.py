@@ -73,6 +73,27 @@ duration_s = 10
     ('[[claim]]\nid = "c"\ntext = "x"\nbetter = { a = "bbr", b = "reno" }\n',
      "not in the experiment"),
     ('[[claim]]\nid = "c"\ntext = "x"\n', "exactly one of"),
+    ('[[claim]]\nid = "c"\ntext = "x"\ntrend = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 450 }, grows = true }\n', "to forward.reorder.mean_ms=450 is not"),
+    ('[[claim]]\nid = "c"\ntext = "x"\ntrend = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 600 } }\n', "grows = true or falls = true"),
+    ('[[claim]]\nid = "c"\ntext = "x"\ntrend = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 600 }, grows = false }\n', "grows = true or falls = true"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nsteady = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 600 }, falls = true }\n', "steady needs a, from and to"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nsteady = { a = "reno", b = "reno", '
+     'from = { "forward.reorder.mean_ms" = 300 }, to = { '
+     '"forward.reorder.mean_ms" = 600 } }\n', "not a"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nsteady = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 300 } }\n', "two different points"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nat = { "forward.reorder.mean_ms" '
+     '= 300 }\nsteady = { a = "reno", from = { "forward.reorder.mean_ms" = '
+     '300 }, to = { "forward.reorder.mean_ms" = 600 } }\n', "not at"),
 ])
 def test_bad_experiment_is_refused(tmp_path, extra, words):
     with pytest.raises(xp.ExperimentError, match=words):
@@ -329,6 +350,111 @@ def test_direction_non_inferiority_and_equivalence(rule, r, verdict):
     assert getattr(stats, rule)(ratio(*r)).verdict == verdict
 
 
+class SweepRuns:
+    """A stand-in for report.Results: the runs' metric per (variant, sweep
+    value) of an experiment on BASE's sweep."""
+
+    def __init__(self, runs, mode="full"):
+        self.data, self.mode = runs, mode
+
+    def runs(self, variant, point, recs=None):
+        return self.data.get((variant, point["forward.reorder.mean_ms"]),
+                             [])
+
+    def estimate(self, variant, point, metric=None, recs=None):
+        return stats.Estimate(self.runs(variant, point))
+
+
+def across_claim(tmp_path, form, spec, metric="goodput"):
+    text = BASE + ('[[claim]]\nid = "c"\ntext = "x"\nmetric = "%s"\n'
+                   '%s = { %s, from = { "forward.reorder.mean_ms" = 300 }, '
+                   'to = { "forward.reorder.mean_ms" = 600 } }\n' %
+                   (metric, form, spec))
+    return xp.load_experiment(write_exp(tmp_path, text)).claims[0]
+
+
+ONE = [1.0, 1.02, 0.98]
+TWO = [2.0, 2.04, 1.96]
+WILD = [1.0, 1.6, 0.4]
+
+
+@pytest.mark.parametrize("form,spec,runs,verdict", [
+    # tcp-r alone from 300 to 600
+    ("trend", 'a = "tcp-r", grows = true', {300: ONE, 600: TWO},
+     "reproduced"),
+    ("trend", 'a = "tcp-r", falls = true', {300: TWO, 600: ONE},
+     "reproduced"),
+    ("trend", 'a = "tcp-r", grows = true', {300: TWO, 600: ONE},
+     "contradicted"),
+    ("trend", 'a = "tcp-r", falls = true', {300: ONE, 600: TWO},
+     "contradicted"),
+    ("trend", 'a = "tcp-r", grows = true', {300: ONE, 600: ONE},
+     "effect absent"),
+    ("trend", 'a = "tcp-r", grows = true', {300: ONE, 600: WILD},
+     "inconclusive"),
+    ("steady", 'a = "tcp-r"', {300: ONE, 600: ONE}, "reproduced"),
+    ("steady", 'a = "tcp-r"', {300: ONE, 600: TWO}, "contradicted"),
+    ("steady", 'a = "tcp-r"', {300: ONE, 600: WILD}, "inconclusive"),
+    # tcp-r over reno (reno's runs: ONE at 300, TWO at 600)
+    ("trend", 'a = "tcp-r", b = "reno", grows = true',
+     {300: ONE, 600: [4 * x for x in ONE]}, "reproduced"),
+    ("trend", 'a = "tcp-r", b = "reno", falls = true',
+     {300: ONE, 600: [4 * x for x in ONE]}, "contradicted"),
+    ("trend", 'a = "tcp-r", b = "reno", grows = true',
+     {300: ONE, 600: TWO}, "effect absent"),
+    ("trend", 'a = "tcp-r", b = "reno", falls = true',
+     {300: ONE, 600: ONE}, "reproduced"),
+    ("trend", 'a = "tcp-r", b = "reno", grows = true',
+     {300: ONE, 600: WILD}, "inconclusive"),
+    ("steady", 'a = "tcp-r", b = "reno"', {300: ONE, 600: TWO},
+     "reproduced"),
+    ("steady", 'a = "tcp-r", b = "reno"', {300: ONE, 600: ONE},
+     "contradicted"),
+    ("steady", 'a = "tcp-r", b = "reno"', {300: WILD, 600: TWO},
+     "inconclusive"),
+])
+def test_across_the_sweep_verdicts(tmp_path, form, spec, runs, verdict):
+    """A trend is judged as `better` in the direction it names, steady as
+    `same`: on A at `to` / A at `from`, or with B on the ratio of
+    ratios."""
+    c = across_claim(tmp_path, form, spec)
+    data = {("tcp-r", x): v for x, v in runs.items()}
+    data.update({("reno", 300): ONE, ("reno", 600): TWO})
+    ours, j = report.judge(c, SweepRuns(data))
+    assert j.verdict == verdict, ours
+    assert "at 300" in ours and "at 600" in ours, ours
+
+
+def test_across_the_sweep_pilot_and_not_run(tmp_path):
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", b = "reno", '
+                     'grows = true')
+    data = {("tcp-r", 300): ONE, ("tcp-r", 600): [4 * x for x in ONE],
+            ("reno", 300): ONE, ("reno", 600): ONE}
+    assert report.judge(c, SweepRuns(data))[1].verdict == "reproduced"
+    assert report.judge(c, SweepRuns(data, "quick"))[1].verdict == "pilot"
+    two = dict(data)
+    two["reno", 600] = ONE[:2]
+    assert report.judge(c, SweepRuns(two))[1].verdict == "pilot"
+    del data["reno", 300]       # one side has no runs at `from`
+    assert report.judge(c, SweepRuns(data))[1].verdict == "not run"
+
+
+def test_across_the_sweep_with_a_mean_of_zero(tmp_path):
+    """A count of 0 at `from`: A alone is judged on the difference, a
+    ratio of ratios has no value."""
+    zero, some = [0.0, 0.0, 0.0], [3.0, 4.0, 5.0]
+    data = {("tcp-r", 300): zero, ("tcp-r", 600): some,
+            ("reno", 300): some, ("reno", 600): some}
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", grows = true',
+                     "timeouts")
+    ours, j = report.judge(c, SweepRuns(data))
+    assert j.verdict == "reproduced" and "difference tcp-r" in ours, ours
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", b = "reno", '
+                     'grows = true', "timeouts")
+    ours, j = report.judge(c, SweepRuns(data))
+    assert j.verdict == "inconclusive" and "a mean is 0" in ours, ours
+
+
 def test_against_several_baselines_the_weakest_stands():
     js = [stats.Judgement("reproduced"), stats.Judgement("contradicted"),
           stats.Judgement("inconclusive")]
@@ -562,6 +688,61 @@ def test_report_verdict_follows_the_numbers(tmp_path):
     line = claim_line(md, "fx-ratio")
     assert "**reproduced**" not in line and "(magnitude band 7.07–353.55)" \
         in line, line
+
+
+ACROSS_FX = '''
+[[claim]]
+id = "fx-trend"
+text = "TCP-R's gain over reno grows with packet errors"
+trend = { a = "tcp-r", b = "reno", from = { "forward.per" = 0.001 }, to = { "forward.per" = 0.02 }, grows = true }
+counters = ["TcpExtTCPTimeouts"]
+
+[[claim]]
+id = "fx-falls"
+text = "reno's goodput falls as packet errors rise"
+trend = { a = "reno", from = { "forward.per" = 0.001 }, to = { "forward.per" = 0.02 }, falls = true }
+
+[[claim]]
+id = "fx-steady"
+text = "packet errors have no significant impact on TCP-R"
+steady = { a = "tcp-r", from = { "forward.per" = 0.001 }, to = { "forward.per" = 0.02 } }
+
+[[claim]]
+id = "fx-unrun"
+text = "a point with no runs"
+steady = { a = "tcp-r", from = { "forward.per" = 0.01 }, to = { "forward.per" = 0.02 } }
+'''
+
+
+def test_report_judges_claims_across_the_sweep(tmp_path):
+    """The fixture's runs (two a point, so pilots; a third makes them
+    verdicts) under trend and steady claims: each names both points, the
+    ratio it judged, the counters at each point, and a claim whose point
+    has no runs is not run."""
+    exp_dir = tmp_path / "exp"
+    exp_dir.mkdir()
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read().replace(
+        "values = [0.001, 0.02]", "values = [0.001, 0.01, 0.02]")
+    (exp_dir / "fx-sweep.toml").write_text(text + ACROSS_FX)
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=str(exp_dir))
+    line = claim_line(md, "fx-trend")
+    assert "| tcp-r / reno grows, forward.per 0.001 → 0.02 |" in line, line
+    assert "ratio of ratios (tcp-r / reno at 0.02) / (at 0.001) 1.05 [" \
+        in line and "**pilot**" in line, line
+    assert "TCPTimeouts: tcp-r at 0.001 2.5 (2–3), tcp-r at 0.02 3, " \
+        "reno at 0.001 2, reno at 0.02 1.5 (1–2)" in line, line
+    line = claim_line(md, "fx-falls")
+    assert "| reno falls, forward.per 0.001 → 0.02 |" in line and \
+        "ratio reno at 0.02 / at 0.001 0.94 [" in line, line
+    assert "| tcp-r steady (margin 1.1×)" in claim_line(md, "fx-steady")
+    assert "**not run**" in claim_line(md, "fx-unrun")
+    res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
+    report.build(md=str(md), results=res, experiments=str(exp_dir))
+    assert "**reproduced**" in claim_line(md, "fx-falls")
+    assert "**reproduced**" in claim_line(md, "fx-steady")
+    assert "1.06 [1.04, 1.07] | reproduced | – | **reproduced**" in \
+        claim_line(md, "fx-trend")
 
 
 def test_report_with_no_records(tmp_path):
