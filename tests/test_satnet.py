@@ -378,48 +378,39 @@ TWO = [2.0, 2.04, 1.96]
 WILD = [1.0, 1.6, 0.4]
 
 
-@pytest.mark.parametrize("form,spec,runs,verdict", [
-    # tcp-r alone from 300 to 600
-    ("trend", 'a = "tcp-r", grows = true', {300: ONE, 600: TWO},
-     "reproduced"),
-    ("trend", 'a = "tcp-r", falls = true', {300: TWO, 600: ONE},
-     "reproduced"),
-    ("trend", 'a = "tcp-r", grows = true', {300: TWO, 600: ONE},
-     "contradicted"),
-    ("trend", 'a = "tcp-r", falls = true', {300: ONE, 600: TWO},
-     "contradicted"),
-    ("trend", 'a = "tcp-r", grows = true', {300: ONE, 600: ONE},
-     "effect absent"),
-    ("trend", 'a = "tcp-r", grows = true', {300: ONE, 600: WILD},
-     "inconclusive"),
-    ("steady", 'a = "tcp-r"', {300: ONE, 600: ONE}, "reproduced"),
-    ("steady", 'a = "tcp-r"', {300: ONE, 600: TWO}, "contradicted"),
-    ("steady", 'a = "tcp-r"', {300: ONE, 600: WILD}, "inconclusive"),
-    # tcp-r over reno (reno's runs: ONE at 300, TWO at 600)
-    ("trend", 'a = "tcp-r", b = "reno", grows = true',
-     {300: ONE, 600: [4 * x for x in ONE]}, "reproduced"),
-    ("trend", 'a = "tcp-r", b = "reno", falls = true',
-     {300: ONE, 600: [4 * x for x in ONE]}, "contradicted"),
-    ("trend", 'a = "tcp-r", b = "reno", grows = true',
-     {300: ONE, 600: TWO}, "effect absent"),
-    ("trend", 'a = "tcp-r", b = "reno", falls = true',
-     {300: ONE, 600: ONE}, "reproduced"),
-    ("trend", 'a = "tcp-r", b = "reno", grows = true',
-     {300: ONE, 600: WILD}, "inconclusive"),
-    ("steady", 'a = "tcp-r", b = "reno"', {300: ONE, 600: TWO},
-     "reproduced"),
-    ("steady", 'a = "tcp-r", b = "reno"', {300: ONE, 600: ONE},
-     "contradicted"),
-    ("steady", 'a = "tcp-r", b = "reno"', {300: WILD, 600: TWO},
-     "inconclusive"),
+FOUR = [4 * x for x in ONE]
+
+
+@pytest.mark.parametrize("form,b,sense,tcpr,verdict", [
+    # tcp-r alone: (its runs at 300, at 600)
+    ("trend", None, "grows", (ONE, TWO), "reproduced"),
+    ("trend", None, "falls", (TWO, ONE), "reproduced"),
+    ("trend", None, "grows", (TWO, ONE), "contradicted"),
+    ("trend", None, "falls", (ONE, TWO), "contradicted"),
+    ("trend", None, "grows", (ONE, ONE), "effect absent"),
+    ("trend", None, "grows", (ONE, WILD), "inconclusive"),
+    ("steady", None, None, (ONE, ONE), "reproduced"),
+    ("steady", None, None, (ONE, TWO), "contradicted"),
+    ("steady", None, None, (ONE, WILD), "inconclusive"),
+    # tcp-r over reno, whose runs are ONE at 300 and TWO at 600
+    ("trend", "reno", "grows", (ONE, FOUR), "reproduced"),
+    ("trend", "reno", "falls", (ONE, FOUR), "contradicted"),
+    ("trend", "reno", "grows", (ONE, TWO), "effect absent"),
+    ("trend", "reno", "falls", (ONE, ONE), "reproduced"),
+    ("trend", "reno", "grows", (ONE, WILD), "inconclusive"),
+    ("steady", "reno", None, (ONE, TWO), "reproduced"),
+    ("steady", "reno", None, (ONE, ONE), "contradicted"),
+    ("steady", "reno", None, (WILD, TWO), "inconclusive"),
 ])
-def test_across_the_sweep_verdicts(tmp_path, form, spec, runs, verdict):
+def test_across_the_sweep_verdicts(tmp_path, form, b, sense, tcpr, verdict):
     """A trend is judged as `better` in the direction it names, steady as
     `same`: on A at `to` / A at `from`, or with B on the ratio of
     ratios."""
+    spec = 'a = "tcp-r"' + (', b = "%s"' % b if b else "") + \
+        (", %s = true" % sense if sense else "")
     c = across_claim(tmp_path, form, spec)
-    data = {("tcp-r", x): v for x, v in runs.items()}
-    data.update({("reno", 300): ONE, ("reno", 600): TWO})
+    data = {("tcp-r", 300): tcpr[0], ("tcp-r", 600): tcpr[1],
+            ("reno", 300): ONE, ("reno", 600): TWO}
     ours, j = report.judge(c, SweepRuns(data))
     assert j.verdict == verdict, ours
     assert "at 300" in ours and "at 600" in ours, ours
@@ -428,7 +419,7 @@ def test_across_the_sweep_verdicts(tmp_path, form, spec, runs, verdict):
 def test_across_the_sweep_pilot_and_not_run(tmp_path):
     c = across_claim(tmp_path, "trend", 'a = "tcp-r", b = "reno", '
                      'grows = true')
-    data = {("tcp-r", 300): ONE, ("tcp-r", 600): [4 * x for x in ONE],
+    data = {("tcp-r", 300): ONE, ("tcp-r", 600): FOUR,
             ("reno", 300): ONE, ("reno", 600): ONE}
     assert report.judge(c, SweepRuns(data))[1].verdict == "reproduced"
     assert report.judge(c, SweepRuns(data, "quick"))[1].verdict == "pilot"
