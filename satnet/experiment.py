@@ -176,6 +176,15 @@ class Experiment:
                   ("key", "values", "label", "scale"))
             if not self.sweep.get("values"):
                 raise ExperimentError("%s: the sweep needs values" % where)
+            # Numbers, or names (a categorical axis, such as
+            # forward.reorder.dist), not both; names take no scale.
+            text = [isinstance(v, str) for v in self.sweep["values"]]
+            if any(text) and not all(text):
+                raise ExperimentError("%s: the sweep's values are all "
+                                      "numbers or all names" % where)
+            if all(text) and "scale" in self.sweep:
+                raise ExperimentError("%s: a sweep of names takes no "
+                                      "scale" % where)
         self.modes = {}
         for m in MODES:
             if m in d:

@@ -127,16 +127,27 @@ def write_csv(res, path):
     return rows
 
 
+def _categories(exp):
+    """The values of a sweep of names (a categorical axis, such as the
+    delay distribution), in the file's order; None for numbers."""
+    vals = exp.sweep["values"] if exp.sweep else []
+    return list(vals) if vals and all(isinstance(v, str) for v in vals) \
+        else None
+
+
 def _series(res):
-    """[(variant, [(x, Estimate)])] of the variants with runs."""
+    """[(variant, [(x, Estimate)])] of the variants with runs (x scaled,
+    or a name of a categorical sweep)."""
     exp = res.exp
     scale = exp.sweep.get("scale", 1) if exp.sweep else 1
+    if _categories(exp):
+        scale = None
     out = []
     for v in exp.variants:
         pts = [(next(iter(p.values()), None), res.estimate(v, p))
                for p in res.points()]
-        pts = [(x * scale if x is not None else None, e) for x, e in pts
-               if e.n]
+        pts = [(x * scale if x is not None and scale is not None else x, e)
+               for x, e in pts if e.n]
         if pts:
             out.append((v, pts))
     return out
@@ -154,14 +165,16 @@ def _bars(ax, series, xlabel):
         ax.set_xlabel(xlabel)
 
 
-def _lines(ax, series, xlabel):
+def _lines(ax, series, xlabel, join=True):
+    """One line per variant; join=False: markers only (names on the x
+    axis have no order to draw a line along), dodged further apart."""
     xs = sorted({x for _, pts in series for x, _ in pts})
-    dodge = (xs[-1] - xs[0]) * 0.008
+    dodge = (xs[-1] - xs[0]) * (0.008 if join else 0.03)
     for i, (v, pts) in enumerate(series):
         off = (i - (len(series) - 1) / 2) * dodge
         ax.errorbar([x + off for x, _ in pts], [e.mean for _, e in pts],
                     yerr=[e.half or 0 for _, e in pts], marker="o",
-                    capsize=3, label=v)
+                    capsize=3, label=v, linestyle="-" if join else "none")
     ax.set_xlabel(xlabel)
     ax.legend(fontsize=7, ncol=2)
 
@@ -178,11 +191,21 @@ def plot(res, path):
     xs = {x for _, pts in series for x, _ in pts}
     label = exp.sweep.get("label", exp.sweep["key"]) if exp.sweep else ""
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    if len(xs) > 1:
+    cats = _categories(exp)
+    if len(xs) > 1 and cats:
+        # names, at evenly spaced positions in the sweep's order
+        used = [c for c in cats if c in xs]
+        pos = {c: i for i, c in enumerate(used)}
+        _lines(ax, [(v, [(pos[x], e) for x, e in pts])
+                    for v, pts in series], label, join=False)
+        ax.set_xticks(range(len(used)), used)
+        ax.set_xlim(-0.5, len(used) - 0.5)
+    elif len(xs) > 1:
         _lines(ax, series, label)
     else:
         x = next(iter(xs), None)
-        _bars(ax, series, "%s = %g" % (label, x) if x is not None else "")
+        _bars(ax, series, "" if x is None else "%s = %s" % (
+            label, x if isinstance(x, str) else "%g" % x))
     ax.set_ylabel(exp.ylabel)
     ax.set_title("%s (%s, %s)" % (exp.source, res.mode, exp.name),
                  fontsize=9)

@@ -519,6 +519,94 @@ def test_report_with_no_records(tmp_path):
     assert "No stored runs yet" in text and "**not run**" in text
 
 
+def copy_runs(results, name, point=None, scale=None):
+    """The fixture's records as the runs of experiment @name under
+    @results: each point renamed by @point (a dict of fixture point to
+    new point), each variant's goodput times scale[variant]."""
+    for path in glob.glob(os.path.join(FIX_RESULTS, "*", "*", "*",
+                                       "*.json")):
+        rec = record.load(path)
+        rec.pop("_path")
+        rec["experiment"] = name
+        if point:
+            rec["point"] = point[xp.point_key(rec["point"])]
+        for f in rec["flows"]:
+            f["goodput_bps"] *= (scale or {}).get(rec["variant"], 1.0)
+        rec["summary"] = record.summarize(
+            rec, rec["meta"]["scenario"]["rate_bps"], 1448)
+        record.write(rec, os.path.join(
+            results, name, rec["mode"], rec["variant"], "%s-rep%d.json" %
+            (xp.point_key(rec["point"]), rec["rep"])))
+
+
+CATEGORICAL = '''name = "fx-dist"
+title = "Fixture: the same runs on a categorical axis"
+source = "seed 001 §VII-H"
+scenario = "leo-palazzi"
+variants = ["reno", "tcp-r"]
+
+[sweep]
+key = "forward.reorder.dist"
+values = ["normal", "uniform"]
+label = "delay distribution"
+
+[full]
+reps = 2
+duration_s = 10
+
+[[claim]]
+id = "fx-dist-better"
+text = "TCP-R beats reno under uniform delays"
+at = { "forward.reorder.dist" = "uniform" }
+better = { a = "tcp-r", b = "reno" }
+'''
+
+
+def test_a_sweep_of_names(tmp_path):
+    """A sweep may name its values (forward.reorder.dist): they make
+    scenarios, points and --point, the claims' points, and the report's
+    table and plot (names in the file's order, or one bar each)."""
+    exp = xp.load_experiment(write_exp(tmp_path, CATEGORICAL, "fx-dist"))
+    assert exp.scenario_for("reno", {"forward.reorder.dist": "uniform"},
+                            10).fwd.reorder.dist == "uniform"
+    assert [p.relpath() for p in exp.points("full")][:2] == [
+        os.path.join("fx-dist", "full", v,
+                     "forward.reorder.dist=normal-rep0.json")
+        for v in ("reno", "tcp-r")]
+    assert xp.parse_point(["forward.reorder.dist=uniform"], exp)[0] == \
+        {"forward.reorder.dist": "uniform"}
+    res = str(tmp_path / "r")
+    copy_runs(res, "fx-dist", {
+        "forward.per=0.001": {"forward.reorder.dist": "normal"},
+        "forward.per=0.02": {"forward.reorder.dist": "uniform"}})
+    md = tmp_path / "doc" / "r.md"
+    md.parent.mkdir()
+    report.build(md=str(md), results=res, experiments=str(tmp_path))
+    text = md.read_text()
+    assert "| tcp-r | uniform | 2 |" in text
+    assert "**pilot**" in claim_line(md, "fx-dist-better")
+    png = tmp_path / "doc" / "results" / "fx-dist.png"
+    assert png.stat().st_size > 1000
+    # one value run: one bar per variant, labelled with the name
+    shutil.rmtree(os.path.join(res, "fx-dist", "full", "reno"))
+    for p in glob.glob(os.path.join(res, "fx-dist", "full", "tcp-r",
+                                    "*normal*")):
+        os.remove(p)
+    png.unlink()
+    report.build(md=str(md), results=res, experiments=str(tmp_path))
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("values, words", [
+    ('["normal", 3]', "all numbers or all names"),
+    ('["normal", "uniform"]\nscale = 2', "takes no scale"),
+])
+def test_a_sweep_of_names_is_checked(tmp_path, values, words):
+    text = CATEGORICAL.replace('["normal", "uniform"]', values)
+    with pytest.raises(xp.ExperimentError, match=words):
+        xp.load_experiment(write_exp(tmp_path, text, "fx-dist"))
+
+
 # ---- the command line -----------------------------------------------------------
 
 def satnet(*args, **kw):
