@@ -97,6 +97,42 @@ class Results:
         return self.exp.sweep_points("full")
 
 
+class ClaimRuns:
+    """The runs one claim compares: its experiment's (@res), and for a
+    variant named EXPERIMENT:VARIANT that experiment's (from @pool, the
+    Results by experiment name).  The same calls as Results; its mode is
+    "full" only where every experiment the claim reads is."""
+
+    def __init__(self, claim, res, pool=None):
+        self.own, self.pool = res, pool or {}
+        parts = [self._where(v)[0] for v in claim.variants()] or [res]
+        modes = [r.mode if r is not None else None for r in parts]
+        self.mode = modes[0] if len(set(modes)) == 1 else None
+        self.recs = [x for r in parts if r is not None for x in r.recs]
+
+    def _where(self, variant):
+        name, sep, var = variant.rpartition(":")
+        return (self.pool.get(name), var) if sep else (self.own, variant)
+
+    def runs(self, variant, point):
+        res, var = self._where(variant)
+        return res.runs(var, point) if res is not None else []
+
+    def estimate(self, variant, point, metric=None):
+        res, var = self._where(variant)
+        return res.estimate(var, point, metric) if res is not None else \
+            stats.Estimate([])
+
+    def counter(self, variant, point, name):
+        res, var = self._where(variant)
+        return res.counter(var, point, name) if res is not None else \
+            stats.Estimate([])
+
+    def stale(self, variants, point):
+        return sum(res.stale([var], point) for res, var in
+                   map(self._where, variants) if res is not None)
+
+
 def table_rows(res):
     rows = []
     for pt in res.points():
@@ -227,12 +263,14 @@ def _pair(claim, res):
     return a, b, stats.Ratio(b, a) if lower else stats.Ratio(a, b)
 
 
-def judge(claim, res):
-    """(ours as text, stats.Judgement) of one claim."""
+def judge(claim, res, pool=None):
+    """(ours as text, stats.Judgement) of one claim.  @pool: the Results
+    of other experiments by name, for variants named EXPERIMENT:VARIANT."""
     if claim.form == "na":
         return "–", stats.Judgement("not comparable")
     pt = claim.at
-    if res is None or not all(res.runs(v, pt) for v in claim.variants()):
+    res = ClaimRuns(claim, res, pool)
+    if not all(res.runs(v, pt) for v in claim.variants()):
         return "–", stats.Judgement("not run")
     full = res.mode == "full"
     if claim.form == "ratio":
@@ -322,9 +360,10 @@ def _range(e):
         "%.3g (%.3g–%.3g)" % (e.mean, lo, hi)
 
 
-def evidence(claim, res):
+def evidence(claim, res, pool=None):
     """The counters a claim names, each variant's mean per run."""
-    if res is None or not res.recs or not claim.counters:
+    res = ClaimRuns(claim, res, pool)
+    if not res.recs or not claim.counters:
         return ""
     parts = []
     for c in claim.counters:
@@ -348,18 +387,18 @@ def claims_table(exps, results):
     for exp in exps:
         for c in exp.claims:
             res = results.get(exp.name)
-            ours, j = judge(c, res)
+            ours, j = judge(c, res, results)
             count[j.verdict] += 1
             seed = per_seed.setdefault(seed_of(c.source),
                                        dict.fromkeys(VERDICTS, 0))
             seed[j.verdict] += 1
-            old = res.stale(c.variants(), c.at) if res else 0
+            old = ClaimRuns(c, res, results).stale(c.variants(), c.at)
             verdict = "**%s**%s" % (j.verdict, " (%d stale runs)" % old
                                     if old else "")
             why = c.why if j.verdict in DISAGREE else ""
             if c.form == "na":
                 why = c.spec
-            ev = evidence(c, results.get(exp.name))
+            ev = evidence(c, res, results)
             lines.append("| %s: %s | %s | %s | %s | %s | %s | %s | %s |"
                          % (c.id, _cell(c.text), _cell(c.source),
                             _cell(seed_value(c)), _cell(ours), j.direction,
@@ -525,16 +564,24 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     md = md or os.path.join(TOP, "docs", "results.md")
     figdir = figdir or os.path.join(os.path.dirname(md), "results")
     os.makedirs(figdir, exist_ok=True)
-    exps = [e for e in load_all(folder=experiments)
-            if not names or e.name in names]
+    every = load_all(folder=experiments)
+    exps = [e for e in every if not names or e.name in names]
+    # and the experiments whose runs their claims read (EXPERIMENT:VARIANT)
+    read = {e.name for e in exps} | {n for e in exps for c in e.claims
+                                     for n, _ in c.refs}
     kw = {"results": results} if results else {}
-    recs = load_records(experiments=names, warn=warn, **kw)
+    recs = load_records(experiments=sorted(read) if names else None,
+                        warn=warn, **kw)
     by_exp = {}
     for r in recs:
         by_exp.setdefault(r["experiment"], []).append(r)
-    results_ = {e.name: Results(e, by_exp[e.name]) for e in exps
-                if e.name in by_exp}
-    claims, summary, per_seed = claims_table(exps, results_)
+    pool = {e.name: Results(e, by_exp[e.name]) for e in every
+            if e.name in read and e.name in by_exp}
+    results_ = {n: r for n, r in pool.items()
+                if any(e.name == n for e in exps)}
+    recs = [r for r in recs if r["experiment"] not in pool or
+            r["experiment"] in results_]
+    claims, summary, per_seed = claims_table(exps, pool)
     current = [r for r in recs if r["experiment"] in results_]
     out = ["# Results: the seeds' claims on a real kernel", "",
            "Verdicts per seed (the rule: [experiments.md](experiments.md"
