@@ -120,10 +120,18 @@ class Claim:
             raise ExperimentError("%s: best needs non-empty lists ours and "
                                   "theirs" % where)
         names = self.variants()
-        unknown = [v for v in names if v not in exp.variants]
+        # EXPERIMENT:VARIANT, a variant's runs in another experiment
+        # (checked by load_experiment(), which can read that file)
+        self.refs = [tuple(v.split(":")) for v in names
+                     if isinstance(v, str) and v.count(":") == 1]
+        unknown = [v for v in names if v not in exp.variants and
+                   not (isinstance(v, str) and v.count(":") == 1)]
         if unknown:
             raise ExperimentError("%s: variants %s are not in the "
                                   "experiment" % (where, unknown))
+        if any(e == exp.name for e, _ in self.refs):
+            raise ExperimentError("%s: a variant of this experiment is "
+                                  "named without %s:" % (where, exp.name))
         for name, pt in zip(("from", "to") if self.form in ACROSS
                             else ("at",), self.points()):
             if pt and exp.sweep is None:
@@ -217,6 +225,15 @@ class Experiment:
                   ("key", "values", "label", "scale"))
             if not self.sweep.get("values"):
                 raise ExperimentError("%s: the sweep needs values" % where)
+            # Numbers, or names (a categorical axis, such as
+            # forward.reorder.dist), not both; names take no scale.
+            text = [isinstance(v, str) for v in self.sweep["values"]]
+            if any(text) and not all(text):
+                raise ExperimentError("%s: the sweep's values are all "
+                                      "numbers or all names" % where)
+            if all(text) and "scale" in self.sweep:
+                raise ExperimentError("%s: a sweep of names takes no "
+                                      "scale" % where)
         self.modes = {}
         for m in MODES:
             if m in d:
@@ -413,14 +430,43 @@ def point_key(point):
                     for k, v in sorted(point.items()))
 
 
-def load_experiment(name, variants=None):
+def load_experiment(name, variants=None, refs=True):
+    """An experiment file by name or path.  refs: also load the
+    experiments its claims name (EXPERIMENT:VARIANT, from the same
+    folder) and check that each has that variant and the claim's point."""
     variants = variants or load_variants()
     path = name if name.endswith(".toml") else \
         os.path.join(EXPERIMENT_DIR, name + ".toml")
     if not os.path.exists(path):
         raise ExperimentError("no experiment %r (satnet list shows them)" %
                               name)
-    return Experiment(_read(path), path, variants)
+    exp = Experiment(_read(path), path, variants)
+    if refs:
+        check_refs(exp, variants)
+    return exp
+
+
+def check_refs(exp, variants):
+    """Each EXPERIMENT:VARIANT of a claim: that experiment, beside this
+    one, has the variant and runs the claim's point."""
+    folder = os.path.dirname(exp.path)
+    for c in exp.claims:
+        where = "%s: claim %s" % (exp.name, c.id)
+        for name, var in c.refs:
+            path = os.path.join(folder, name + ".toml")
+            if not os.path.exists(path):
+                raise ExperimentError("%s: no experiment %r beside this "
+                                      "one" % (where, name))
+            other = load_experiment(path, variants, refs=False)
+            if var not in other.variants:
+                raise ExperimentError("%s: %s has no variant %r" %
+                                      (where, name, var))
+            keys = [point_key(p) for p in other.sweep_points(None, True)]
+            for pt in c.points():
+                if point_key(pt) not in keys:
+                    raise ExperimentError("%s: %s does not run the point "
+                                          "%s" % (where, name,
+                                                  point_key(pt)))
 
 
 def load_all(variants=None, folder=EXPERIMENT_DIR):

@@ -355,7 +355,7 @@ class SweepRuns:
     value) of an experiment on BASE's sweep."""
 
     def __init__(self, runs, mode="full"):
-        self.data, self.mode = runs, mode
+        self.data, self.mode, self.recs = runs, mode, []
 
     def runs(self, variant, point, recs=None):
         return self.data.get((variant, point["forward.reorder.mean_ms"]),
@@ -376,8 +376,6 @@ def across_claim(tmp_path, form, spec, metric="goodput"):
 ONE = [1.0, 1.02, 0.98]
 TWO = [2.0, 2.04, 1.96]
 WILD = [1.0, 1.6, 0.4]
-
-
 FOUR = [4 * x for x in ONE]
 
 
@@ -741,6 +739,189 @@ def test_report_with_no_records(tmp_path):
     report.build(md=str(md), results=str(tmp_path), experiments=FIX_EXP)
     text = md.read_text()
     assert "No stored runs yet" in text and "**not run**" in text
+
+
+def copy_runs(results, name, point=None, scale=None, third=False):
+    """The fixture's records as the runs of experiment @name under
+    @results: each point renamed by @point (a dict of fixture point to
+    new point), each variant's goodput times scale[variant]; third: and
+    rep 1 again as rep 2, so that a claim gets a verdict."""
+    for path in glob.glob(os.path.join(FIX_RESULTS, "*", "*", "*",
+                                       "*.json")):
+        rec = record.load(path)
+        rec.pop("_path")
+        rec["experiment"] = name
+        if point:
+            rec["point"] = point[xp.point_key(rec["point"])]
+        for f in rec["flows"]:
+            f["goodput_bps"] *= (scale or {}).get(rec["variant"], 1.0)
+        rec["summary"] = record.summarize(
+            rec, rec["meta"]["scenario"]["rate_bps"], 1448)
+        for rep in [rec["rep"]] + ([2] if third and rec["rep"] == 1
+                                   else []):
+            rec["rep"] = rep
+            record.write(rec, os.path.join(
+                results, name, rec["mode"], rec["variant"],
+                "%s-rep%d.json" % (xp.point_key(rec["point"]), rep)))
+
+
+CATEGORICAL = '''name = "fx-dist"
+title = "Fixture: the same runs on a categorical axis"
+source = "seed 001 §VII-H"
+scenario = "leo-palazzi"
+variants = ["reno", "tcp-r"]
+
+[sweep]
+key = "forward.reorder.dist"
+values = ["normal", "uniform"]
+label = "delay distribution"
+
+[full]
+reps = 2
+duration_s = 10
+
+[[claim]]
+id = "fx-dist-better"
+text = "TCP-R beats reno under uniform delays"
+at = { "forward.reorder.dist" = "uniform" }
+better = { a = "tcp-r", b = "reno" }
+'''
+
+
+def test_a_sweep_of_names(tmp_path):
+    """A sweep may name its values (forward.reorder.dist): they make
+    scenarios, points and --point, the claims' points, and the report's
+    table and plot (names in the file's order, or one bar each)."""
+    exp = xp.load_experiment(write_exp(tmp_path, CATEGORICAL, "fx-dist"))
+    assert exp.scenario_for("reno", {"forward.reorder.dist": "uniform"},
+                            10).fwd.reorder.dist == "uniform"
+    assert [p.relpath() for p in exp.points("full")][:2] == [
+        os.path.join("fx-dist", "full", v,
+                     "forward.reorder.dist=normal-rep0.json")
+        for v in ("reno", "tcp-r")]
+    assert xp.parse_point(["forward.reorder.dist=uniform"], exp)[0] == \
+        {"forward.reorder.dist": "uniform"}
+    res = str(tmp_path / "r")
+    copy_runs(res, "fx-dist", {
+        "forward.per=0.001": {"forward.reorder.dist": "normal"},
+        "forward.per=0.02": {"forward.reorder.dist": "uniform"}})
+    md = tmp_path / "doc" / "r.md"
+    md.parent.mkdir()
+    report.build(md=str(md), results=res, experiments=str(tmp_path))
+    text = md.read_text()
+    assert "| tcp-r | uniform | 2 |" in text
+    assert "**pilot**" in claim_line(md, "fx-dist-better")
+    png = tmp_path / "doc" / "results" / "fx-dist.png"
+    assert png.stat().st_size > 1000
+    # one value run: one bar per variant, labelled with the name
+    shutil.rmtree(os.path.join(res, "fx-dist", "full", "reno"))
+    for p in glob.glob(os.path.join(res, "fx-dist", "full", "tcp-r",
+                                    "*normal*")):
+        os.remove(p)
+    png.unlink()
+    report.build(md=str(md), results=res, experiments=str(tmp_path))
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("values, words", [
+    ('["normal", 3]', "all numbers or all names"),
+    ('["normal", "uniform"]\nscale = 2', "takes no scale"),
+])
+def test_a_sweep_of_names_is_checked(tmp_path, values, words):
+    text = CATEGORICAL.replace('["normal", "uniform"]', values)
+    with pytest.raises(xp.ExperimentError, match=words):
+        xp.load_experiment(write_exp(tmp_path, text, "fx-dist"))
+
+
+REF = """
+[[claim]]
+id = "t2-ref"
+text = "reno here as reno there"
+at = { "forward.reorder.mean_ms" = 300 }
+same = { a = "reno", b = "%s" }
+"""
+
+
+def test_a_claim_may_read_another_experiment(tmp_path):
+    """EXPERIMENT:VARIANT names a variant's runs in another experiment
+    beside this one, checked on load: the file, the variant, the point."""
+    write_exp(tmp_path, BASE)
+    t2 = BASE.replace('name = "t1"', 'name = "t2"')
+    exp = xp.load_experiment(write_exp(tmp_path, t2 + REF % "t1:reno",
+                                       "t2"))
+    assert exp.claims[0].refs == [("t1", "reno")]
+    assert exp.claims[0].variants() == ["reno", "t1:reno"]
+    for ref, words in (("t9:reno", "no experiment 't9'"),
+                       ("t1:bbr", "t1 has no variant 'bbr'"),
+                       ("t2:reno", "named without t2:")):
+        with pytest.raises(xp.ExperimentError, match=words):
+            xp.load_experiment(write_exp(tmp_path, t2 + REF % ref, "t2"))
+    write_exp(tmp_path, BASE.replace("300, 600", "600"))
+    with pytest.raises(xp.ExperimentError, match="does not run the point"):
+        xp.load_experiment(write_exp(tmp_path, t2 + REF % "t1:reno", "t2"))
+
+
+OTHER = """name = "fx-other"
+title = "Fixture: the runs of fx-sweep again, another experiment"
+source = "seed 001 §VII-D"
+scenario = "leo-palazzi"
+variants = ["reno", "tcp-r"]
+
+[sweep]
+key = "forward.per"
+values = [0.001, 0.02]
+
+[full]
+reps = 2
+duration_s = 10
+
+[[claim]]
+id = "fx-other-same"
+text = "reno here as reno in fx-sweep"
+at = { "forward.per" = 0.02 }
+same = { a = "reno", b = "fx-sweep:reno" }
+
+[[claim]]
+id = "fx-other-ratio"
+text = "TCP-R here twice TCP-R in fx-sweep"
+at = { "forward.per" = 0.02 }
+ratio = { num = "tcp-r", den = ["fx-sweep:tcp-r"], seed = 2.0 }
+counters = ["TcpExtTCPTimeouts"]
+"""
+
+
+def test_report_judges_a_claim_on_another_experiments_runs(tmp_path):
+    """A claim reads the other experiment's runs as its own: not run
+    without them, a pilot unless both are full with 3 runs, judged on
+    both; `satnet report NAME` reads them too, without their section."""
+    exp_dir = tmp_path / "exp"
+    exp_dir.mkdir()
+    shutil.copy(os.path.join(FIX_EXP, "fx-sweep.toml"), exp_dir)
+    (exp_dir / "fx-other.toml").write_text(OTHER)
+    res = str(tmp_path / "r")
+    copy_runs(res, "fx-other", scale={"tcp-r": 2.0}, third=True)
+    md = tmp_path / "doc" / "r.md"
+    md.parent.mkdir()
+
+    def build(names=None):
+        report.build(names, md=str(md), results=res,
+                     experiments=str(exp_dir))
+        return claim_line(md, "fx-other-same"), \
+            claim_line(md, "fx-other-ratio")
+
+    assert all("**not run**" in x for x in build())
+    copy_runs(res, "fx-sweep")
+    assert all("**pilot**" in x for x in build())
+    copy_runs(res, "fx-sweep", third=True)
+    same, ratio = build()
+    assert "**reproduced**" in same, same
+    assert "/fx-sweep:tcp-r 2.00 [" in ratio and "n=3/3" in ratio, ratio
+    assert "**reproduced**" in ratio and "Timeouts: tcp-r " in ratio and \
+        "fx-sweep:tcp-r " in ratio, ratio
+    assert build(["fx-other"])[1] == ratio
+    text = md.read_text()
+    assert "## fx-other:" in text and "## fx-sweep:" not in text
+    assert "Older runs" not in text and "from 12 stored runs" in text
 
 
 # ---- the command line -----------------------------------------------------------
