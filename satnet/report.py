@@ -527,6 +527,10 @@ def header(recs, command, older=0):
     ]
 
 
+SAME_WORDS = {"reproduced": "equivalent", "contradicted": "width changed it",
+              "pilot": "pilot (fewer than 3 runs)"}
+
+
 def serial_control(results):
     """Parallel against serial runs of the same points: whether running
     points side by side changed the results."""
@@ -539,17 +543,22 @@ def serial_control(results):
                 s = res.estimate(v, pt, recs=res.serial)
                 p = res.estimate(v, pt)
                 if s.n and p.n:
-                    lines.append("| %s | %s %s | %s | %s | %s |" % (
-                        name, v, point_key(pt), p.fmt(), s.fmt(),
-                        stats.Ratio(p, s).fmt()))
+                    r = stats.Ratio(p, s)
+                    j = stats.judge_same(r, True, min(s.n, p.n))
+                    lines.append("| %s | %s %s | %s | %s | %s | %s |" % (
+                        name, v, point_key(pt), p.fmt(), s.fmt(), r.fmt(),
+                        SAME_WORDS.get(j.verdict, j.verdict)))
     if not lines:
         return []
     return ["## Serial control", "",
             "The same points run alone (width 1) and side by side "
-            "(`meta.width`): a ratio whose CI holds 1 means running in "
-            "parallel did not change the result.", "",
-            "| experiment | point | parallel | serial | ratio |",
-            "|---|---|---|---|---|"] + lines + [""]
+            "(`meta.width`), judged as equivalence: the width changed "
+            "nothing only where the ratio's CI lies inside [1/%.2g, %.2g] "
+            "(a CI that merely holds 1 shows nothing), with at least %d "
+            "runs of each." % (stats.EQUIV_MARGIN, stats.EQUIV_MARGIN,
+                               stats.MIN_RUNS), "",
+            "| experiment | point | parallel | serial | ratio | verdict |",
+            "|---|---|---|---|---|---|"] + lines + [""]
 
 
 def experiment_section(res, figdir, mddir):

@@ -1373,3 +1373,31 @@ def test_cpu_use_flags_a_busy_run(tmp_path):
     rec["host"]["cpu"] = use
     assert "CPU: busy 2 %" in show.describe(rec)
     assert record.summarize(rec, 1.5e6, 1448)["cpu_bound"] is False
+
+
+class WidthRuns:
+    """A stand-in for report.Results with serial runs: @par and @ser are
+    one variant's metric at one point, side by side and alone."""
+
+    def __init__(self, par, ser):
+        self.par, self.serial = par, ser
+        self.exp = type("E", (), {"variants": ["v"]})
+
+    def points(self):
+        return [{"x": 1}]
+
+    def estimate(self, variant, point, metric=None, recs=None):
+        return stats.Estimate(self.par if recs is None else recs)
+
+
+@pytest.mark.parametrize("par,ser,verdict", [
+    ([1.0, 1.01, 0.99], [1.0, 1.02, 0.98], "equivalent"),
+    ([1.0, 1.01, 0.99], [1.5, 1.52, 1.48], "width changed it"),
+    # a CI that holds 1 but is wider than the margin shows nothing
+    ([1.0, 1.5, 0.5], [1.0, 1.4, 0.6], "inconclusive"),
+    ([1.0, 1.01], [1.0, 1.02], "pilot (fewer than 3 runs)"),
+])
+def test_serial_control_is_an_equivalence_test(par, ser, verdict):
+    lines = report.serial_control({"e": WidthRuns(par, ser)})
+    row = [x for x in lines if x.startswith("| e |")]
+    assert len(row) == 1 and row[0].endswith("| %s |" % verdict), row
