@@ -292,12 +292,12 @@ def user_netns():
     a sleeping process: nsenter's argument prefix into its netns."""
     holder = subprocess.Popen(NOBODY + USERNS + ["sleep", "600"])
     try:
-        for _ in range(100):
-            if netns_of(holder.pid) != netns_of(os.getpid()):
-                break
+        # seconds on a busy host or under the debug kernel (seen: > 5 s)
+        deadline = time.monotonic() + 60
+        while netns_of(holder.pid) == netns_of(os.getpid()):
+            if time.monotonic() > deadline or holder.poll() is not None:
+                raise AssertionError("unshare -Urn did not start")
             time.sleep(0.05)
-        else:
-            raise AssertionError("unshare -Urn did not start")
         yield ["nsenter", "--net=/proc/%d/ns/net" % holder.pid]
     finally:
         holder.kill()
