@@ -30,7 +30,9 @@
  *   - otherwise Reno's growth (or Hybla's with rtt0_ms), when the ACK
  *     advanced snd_una (SACKed data too once the stack has seen
  *     reordering, as tcp_may_raise_cwnd()) and the flow is cwnd-limited;
- * and sets sk_pacing_rate as tcp_update_pacing_rate() does.
+ * and sets sk_pacing_rate as tcp_update_pacing_rate() does.  With the
+ * pacing parameter (default on) init() asks for TCP's internal pacing
+ * when no fq qdisc paces the flow (SK_PACING_NEEDED, as bbr).
  *
  * dupthresh.  Fast retransmit after three dupACKs, whatever the path:
  * tp->reordering is held at 3 for classic loss detection, and with RACK
@@ -86,6 +88,11 @@ module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
 MODULE_PARM_DESC(rtt0_ms,
 		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms, also in a modified recovery; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
 
+static bool pacing __read_mostly = true;
+module_param(pacing, bool, 0644);
+MODULE_PARM_DESC(pacing,
+		 "Pace by TCP's own timer where no fq qdisc does (default 1): sk_pacing_rate, set on every ACK, is 200 % of cwnd * mss / srtt in slow start, 120 % after (net.ipv4.tcp_pacing_ss_ratio, _ca_ratio); read when a connection starts");
+
 struct r {
 	struct rn_latch latch;	/* first: tcp_rn's hook fills it */
 	struct r_sender core;
@@ -121,6 +128,9 @@ static void r_init(struct sock *sk)
 	ca->hole_sends = 0;
 	ca->rack_steps = 0;
 	ca->flags = 0;
+	if (READ_ONCE(pacing))
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE,
+			SK_PACING_NEEDED);
 	rn_latch_open(sk);
 }
 
