@@ -5,13 +5,16 @@ cwnd is below half of ssthresh, 120 % after; srtt is tp->srtt_us, which
 tcp_info gives in whole microseconds (tcpi_rtt = srtt_us >> 3), hence a
 range.  With the module parameter pacing on (the default) r asks for
 TCP's internal pacing: a flight released by one ACK goes out spread over
-about half an RTT in slow start; with pacing 0 it goes out at once."""
+about half an RTT in slow start; with pacing 0 it goes out at once (in under a third of that)."""
 
 import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
 PARAMS = {"tcp_r": {"pacing": 1}}
+# s: the handshake's RTT, the first srtt.  Long, so that a paced flight
+# takes far longer than the emulated guest needs to send one unpaced.
+HANDSHAKE = 0.3
 
 
 def expect_rate(t, i, ratio, what):
@@ -30,7 +33,7 @@ def spread(segs):
 
 
 def paced(t):
-    c = rflow.start(t, 1)
+    c = rflow.start(t, 1, synack_delay=HANDSHAKE)
     t.sleep(0.4)
     c.ack(c.snd_nxt)                          # slow start: 10 -> 20
     sent = c.drain(within=0.3)
@@ -54,7 +57,7 @@ def paced(t):
 
 def unpaced(t):
     t.param("tcp_r", "pacing", 0)
-    c = rflow.start(t, 1)
+    c = rflow.start(t, 1, synack_delay=HANDSHAKE)
     t.sleep(0.4)
     c.ack(c.snd_nxt)
     sent = c.drain(within=0.3)
@@ -62,7 +65,7 @@ def unpaced(t):
     expect_rate(t, i, 200, "pacing 0: the rate is still set")
     took, n = spread(sent)
     want = (n - 1) * i.snd_mss / (i.pacing_rate or 1)
-    t.check(n >= 15 and took < want / 4,
+    t.check(n >= 15 and took < want / 3,
             "pacing 0: %d segments at once (%.3f s; paced: %.3f s)" %
             (n, took, want))
 
