@@ -5,7 +5,8 @@ cwnd is below half of ssthresh, 120 % after; srtt is tp->srtt_us, which
 tcp_info gives in whole microseconds (tcpi_rtt = srtt_us >> 3), hence a
 range.  With the module parameter pacing on (the default) r asks for
 TCP's internal pacing: a flight released by one ACK goes out spread over
-about half an RTT in slow start; with pacing 0 it goes out at once (in under a third of that)."""
+about half an RTT in slow start; with pacing 0 it goes out at once (in
+under a third of that), as the segments' timestamps (TSval, ms) show."""
 
 import rflow
 
@@ -28,8 +29,12 @@ def expect_rate(t, i, ratio, what):
 
 
 def spread(segs):
+    """Seconds between the first and the last data segment of @segs, by
+    the kernel's own clock (TSval, ms): the peer's receive times carry
+    the emulator's scheduling hiccups."""
     data = [s for s in segs if s.payload]
-    return data[-1].t - data[0].t, len(data)
+    return ((data[-1].ts[0] - data[0].ts[0]) & 0xffffffff) / 1000.0, \
+        len(data)
 
 
 def paced(t):

@@ -101,6 +101,11 @@ def lose_head(t, c, marks, wait=0.4, ece=False):
         c.ack(hole, sack=[(hole + MSS, hole + MSS * (k + 1))], dn=mark,
               ece=ece and k == 1)
     sent = c.drain(within=0.3)
+    if not retransmissions(c, sent, hole):
+        # Paced (r's default), the retransmission waits until the new
+        # data the dupACKs released has gone out at the pacing rate, which
+        # in a slow guest can exceed drain()'s 50 ms between segments.
+        sent += c.drain(within=0.3)
     for s in sent:
         if c.k_rel(s.seq) == hole:
             break
@@ -174,7 +179,7 @@ def bounded_ack(t, c, ack, what, **kw):
     Returns (tcp_info after it, the segments sent)."""
     before = c.info()
     c.ack(ack, **kw)
-    sent = c.drain(within=0.2)
+    sent = c.drain(within=0.3)
     i = c.info()
     if i.ca_state == t.RECOVERY:
         most = max(i.snd_ssthresh, inflight(before)) + \
