@@ -13,8 +13,9 @@
 #                 build/fuzz/work/ run after run; prints executions per target
 # make tc         build the tc plugin(s) for iproute2
 # make test       fuzz-smoke and the tests of tests/*.py on the host, then
-#                 the in-VM suite: deterministic tests on the real clock,
-#                 statistical runs on the virtual clock (two VM boots)
+#                 the in-VM suite in two guests at once: test-real (the
+#                 deterministic tests, real clock) and test-virtual (the
+#                 statistical runs, virtual clock); each also runs alone
 # make test-debug the in-VM suite under the debug kernel (KASAN, UBSAN,
 #                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
 # make soak       SOAK_MINUTES (10) of churn and faults under the debug kernel
@@ -64,7 +65,7 @@ FUZZ_SECONDS ?= 600
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
 .PHONY: all modules unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
-	test-debug soak bench head-to-head bench-epdn bench-epdn-cost install clean deps kdir
+	test-real test-virtual test-debug soak bench head-to-head bench-epdn bench-epdn-cost install clean deps kdir
 
 all: modules unit tc
 
@@ -108,31 +109,39 @@ deps:
 	tools/install-deps.sh
 
 # The tests of tests/*.py need neither root nor a kernel: they run on the
-# host.  The in-VM suite runs twice: its deterministic tests on the real
-# clock, its statistical runs over netem on the virtual one, where load on
-# the host cannot change their outcome.
+# host.  The in-VM suite runs in two guests side by side: its deterministic
+# tests on the real clock (test-real), its statistical runs over netem on
+# the virtual clock (test-virtual), where the other guest's load cannot
+# change their outcome.  Each guest's output is printed when it ends.
 PYTEST := /usr/bin/python3 -m pytest -p no:cacheprovider
 
 test: deps
 	$(MAKE) all
 	$(MAKE) fuzz-smoke
 	$(PYTEST) -v --ignore=tests/integration tests
-	tools/vm-run --timeout 2700 --log build/test-console.log -- \
+	$(MAKE) -j2 --output-sync=target test-real test-virtual
+
+test-real:
+	tools/vm-run --timeout 3600 --log build/test-console.log -- \
 		$(PYTEST) -v -m 'not statistical' tests/integration
-	tools/vm-run --clock virtual --timeout 2700 \
+
+test-virtual:
+	tools/vm-run --clock virtual --timeout 3600 \
 		--log build/test-virtual-console.log -- \
 		$(PYTEST) -v -m statistical tests/integration
 
 # The modules are rebuilt against the debug tree here, and against the stock
 # headers again by the next plain build (kbuild sees the changed command).
-# Only the in-VM suite: the host's tests do not touch a kernel.
+# Only the in-VM suite's deterministic tests: the host's tests touch no
+# kernel, and the statistical runs measure performance, which the debug
+# kernel's checks distort (make soak drives real traffic under it).
 test-debug: deps
 	tools/debug-kernel --build
 	$(MAKE) modules KDIR=$$(tools/debug-kernel --kdir)
 	$(MAKE) unit tc
 	tools/vm-run --kernel debug --timeout 14400 \
 		--log build/test-debug-console.log -- \
-		$(PYTEST) -v tests/integration
+		$(PYTEST) -v -m 'not statistical' tests/integration
 
 # tools/soak on the debug kernel (tools/debug-kernel builds it once); the
 # modules are rebuilt against it here and for Debian's kernel by the next

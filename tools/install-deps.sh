@@ -21,9 +21,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 src=$(ls -d /usr/src/linux-source-6.1 2>/dev/null || true)
 
 # Nothing to do needs no root: make test works as any user once set up.
+# The checks run from /, where python cannot find this checkout's satnet
+# in its working directory instead of the installed one.
 if [ -z "$missing" ] && [ -n "$src" ] &&
-	/usr/bin/python3 -c 'import satnet.paths as p, sys
-sys.exit(p.TOP != sys.argv[1])' "$top" 2>/dev/null; then
+	(cd / && /usr/bin/python3 -c 'import satnet.paths as p, sys
+sys.exit(p.TOP != sys.argv[1])' "$top") 2>/dev/null; then
 	echo "install-deps: ok (nothing missing)"
 	exit 0
 fi
@@ -59,7 +61,7 @@ fi
 # too.  Reinstalled whenever it points at another checkout.
 /usr/bin/python3 -m pip install -q --no-deps --no-build-isolation \
 	--break-system-packages --root-user-action=ignore -e "$top"
-/usr/bin/python3 -c 'import satnet.paths as p, sys
-sys.exit(p.TOP != sys.argv[1])' "$top" ||
+(cd / && /usr/bin/python3 -c 'import satnet.paths as p, sys
+sys.exit(p.TOP != sys.argv[1])' "$top") ||
 	{ echo "install-deps: satnet does not point at $top" >&2; exit 1; }
 echo "install-deps: ok"
