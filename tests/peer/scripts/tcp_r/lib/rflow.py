@@ -101,11 +101,14 @@ def lose_head(t, c, marks, wait=0.4, ece=False):
         c.ack(hole, sack=[(hole + MSS, hole + MSS * (k + 1))], dn=mark,
               ece=ece and k == 1)
     sent = c.drain(within=0.3)
-    if not retransmissions(c, sent, hole):
-        # Paced (r's default), the retransmission waits until the new
-        # data the dupACKs released has gone out at the pacing rate, which
-        # in a slow guest can exceed drain()'s 50 ms between segments.
-        sent += c.drain(within=0.3)
+    # Paced (r's default), the retransmission waits until the new data
+    # the dupACKs released has gone out at the pacing rate, which in a
+    # slow guest can exceed drain()'s 50 ms between segments; an RTO
+    # (1 s at the least) would come later than this wait.
+    for _ in range(3):
+        if retransmissions(c, sent, hole):
+            break
+        sent += c.drain(within=0.2)
     for s in sent:
         if c.k_rel(s.seq) == hole:
             break
