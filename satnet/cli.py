@@ -169,12 +169,6 @@ def serial_points(a, points):
     return out
 
 
-def in_kernel_here():
-    """True when this kernel can load modules and has netem."""
-    return os.geteuid() == 0 and subprocess.call(
-        ["modprobe", "-q", "sch_netem"], stderr=subprocess.DEVNULL) == 0
-
-
 def check_built():
     missing = [f for f in MODULE_FILES
                if not os.path.exists(os.path.join(TOP, f))]

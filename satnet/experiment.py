@@ -17,7 +17,7 @@ from .stats import EQUIV_MARGIN
 
 MODES = ("quick", "full")
 METRICS = ("goodput", "goodput_share", "limit_share", "retrans_share",
-           "timeouts", "jain", "packets")
+           "timeouts", "recoveries", "jain", "packets")
 EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
             "variants", "mix", "profile", "scaled", "sweep", "quick", "full",
             "plot", "claim")

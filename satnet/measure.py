@@ -16,15 +16,6 @@ BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams and names the missing ones: burst-loss test.)
 RTT_TOLERANCE = 0.02
 RATE_TOLERANCE = 0.10
-NSTAT_KEYS = ("TcpExtTCPFastRetrans", "TcpExtTCPTimeouts",
-              "TcpExtTCPLossProbes", "TcpExtTCPSACKReorder",
-              "TcpExtTCPDSACKRecv", "TcpExtTCPDSACKUndo",
-              "TcpExtTCPSpuriousRTOs", "TcpExtTCPLostRetransmit",
-              "TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery",
-              "TcpExtTCPRenoReorder", "TcpExtTCPTSReorder",
-              "TcpExtTCPLossUndo", "TcpExtTCPFullUndo",
-              "TcpExtTCPPartialUndo", "TcpExtTCPSpuriousRtxHostQueues",
-              "TcpExtTCPDSACKOfoRecv", "TcpRetransSegs", "TcpOutSegs")
 
 
 class SelfCheckError(RuntimeError):

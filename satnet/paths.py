@@ -12,7 +12,6 @@ PROFILE_DIR = os.path.join(TOP, "profiles")
 EXPERIMENT_DIR = os.path.join(TOP, "experiments")
 VARIANTS_FILE = os.path.join(TOP, "variants.toml")
 RESULTS_DIR = os.path.join(TOP, "results")
-BUILD_DIR = os.path.join(TOP, "build")
 VM_RUN = os.path.join(TOP, "tools", "vm-run")
 
 # The project's kernel modules: name -> .ko under TOP (the one list).

@@ -163,6 +163,17 @@ def limit_bps(sc):
     return sc["rate_bps"] * payload / wire * (1 - lost)
 
 
+RECOVERY_COUNTERS = ("TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery")
+
+
+def recoveries(flows):
+    """Fast recoveries begun per flow (with SACK or without), mean over
+    @flows: the kernel's count of fast retransmits that opened a recovery,
+    the nearest of the seeds' fast retransmit ratio."""
+    return sum(f["counters"].get(c, 0) for f in flows
+               for c in RECOVERY_COUNTERS) / len(flows)
+
+
 def summarize(rec, rate_bps, mss):
     """The metrics of docs/experiments.md, per variant of the run (each
     flow has its own sender namespace, so its own counters)."""
@@ -181,6 +192,7 @@ def summarize(rec, rate_bps, mss):
                   "retrans_share": rtx / sent if sent else None,
                   "timeouts": sum(f["counters"].get("TcpExtTCPTimeouts", 0)
                                   for f in fs) / len(fs),
+                  "recoveries": recoveries(fs),
                   "flows": len(fs), "ca_share": ca_share(fs)}
     j = jain([f["goodput_bps"] for f in flows])
     for v in out.values():

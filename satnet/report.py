@@ -14,7 +14,7 @@ from .experiment import load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
 
-MODE_ORDER = ("full", "quick", "point", "legacy")
+MODE_ORDER = ("full", "quick", "point")
 VERDICTS = stats.VERDICTS + ("not comparable", "not run")
 # Verdicts whose claim's "why" explains a disagreement.
 DISAGREE = ("direction only", "seed's magnitude refuted", "contradicted",
@@ -28,6 +28,10 @@ def _metric(rec, variant, metric):
     if metric == "limit_share" and v.get(metric) is None:
         sc = rec["meta"].get("scenario")
         return v["goodput"] * 1e6 / limit_bps(sc) if sc else None
+    if metric == "recoveries" and v.get(metric) is None:
+        # records summarised before the metric existed: their counters
+        return record.recoveries([f for f in rec["flows"]
+                                  if f["variant"] == variant])
     return v.get(metric)
 
 
@@ -216,10 +220,16 @@ def judge(claim, res):
     rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
             "same": stats.judge_same}[claim.form]
     kw = {"margin": claim.margin} if claim.form != "better" else {}
-    text = "%s: %s; %s: %s; ratio %s%s" % (
-        claim.spec["a"], a.fmt(), claim.spec["b"], b.fmt(), r.fmt(),
-        " (%s is lower)" % claim.spec["a"] if claim.spec.get("lower")
-        else "")
+    lower = claim.spec.get("lower")
+    if r.diff:
+        num, den = (claim.spec["b"], claim.spec["a"]) if lower else \
+            (claim.spec["a"], claim.spec["b"])
+        cmp = "difference %s - %s %s (a mean is 0)" % (num, den, r.fmt())
+    else:
+        cmp = "ratio %s%s" % (r.fmt(), " (%s is lower)" % claim.spec["a"]
+                              if lower else "")
+    text = "%s: %s; %s: %s; %s" % (claim.spec["a"], a.fmt(),
+                                   claim.spec["b"], b.fmt(), cmp)
     return text, rule(r, full, _runs(a, b), **kw)
 
 
@@ -232,7 +242,8 @@ def judge_ratio(claim, res, full):
         r = stats.Ratio(num, den)
         js.append(stats.judge_factor(r, claim.spec["seed"], full,
                                      _runs(num, den), claim.margin))
-        parts.append("/%s %s (n=%d/%d)" % (v, r.fmt(), num.n, den.n))
+        parts.append("%s%s %s (n=%d/%d)" % ("-" if r.diff else "/", v,
+                                              r.fmt(), num.n, den.n))
     return "; ".join(parts), stats.weakest(js)
 
 
@@ -465,7 +476,7 @@ def ca_cell(row):
 
 
 def other_records(recs, known):
-    """Records whose experiment has no file (converted older runs)."""
+    """Records whose experiment has no file (removed or renamed since)."""
     groups = {}
     for r in recs:
         if r["experiment"] in known:
@@ -475,8 +486,8 @@ def other_records(recs, known):
     if not groups:
         return []
     out = ["## Older runs", "",
-           "Runs of experiments that no longer have a file (converted from "
-           "older record shapes, `meta.converted_from`): total goodput.", "",
+           "Runs of experiments that no longer have a file: total "
+           "goodput.", "",
            "| experiment | variant | point | goodput (Mbit/s) |",
            "|---|---|---|---|"]
     for (e, v, p), vals in sorted(groups.items()):
@@ -550,9 +561,10 @@ def compare(a_dir, b_dir, metric="goodput", warn=print):
     groups = {}
     for side, d in ((0, a_dir), (1, b_dir)):
         for r in load_records(d, warn=warn):
-            for v, s in r["summary"]["variants"].items():
+            for v in r["summary"]["variants"]:
                 key = (r["experiment"], r["mode"], point_key(r["point"]), v)
-                groups.setdefault(key, ([], []))[side].append(s.get(metric))
+                groups.setdefault(key, ([], []))[side].append(
+                    _metric(r, v, metric))
     lines = ["| experiment | mode | point | variant | A (n) | B (n) | "
              "B / A (95 % CI) | " +
              "same within %g× |" % stats.EQUIV_MARGIN,

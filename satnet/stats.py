@@ -66,8 +66,12 @@ class Ratio:
 
     def __init__(self, a, b, level=LEVEL):
         self.a, self.b = a, b
-        self.value = self.lo = self.hi = None
-        if a.mean is None or b.mean is None or a.mean <= 0 or b.mean <= 0:
+        self.value = self.lo = self.hi = self.diff = None
+        if a.mean is None or b.mean is None or a.mean < 0 or b.mean < 0:
+            return
+        if a.mean == 0 or b.mean == 0:
+            # a count that was 0 in every run: no ratio, but a direction
+            self.diff = Difference(a, b, level)
             return
         self.value = a.mean / b.mean
         if a.n < 2 or b.n < 2:
@@ -89,17 +93,63 @@ class Ratio:
         """B / A with the same interval, inverted."""
         r = Ratio.__new__(Ratio)
         r.a, r.b = self.b, self.a
+        r.diff = self.diff.negated() if self.diff else None
         r.value = 1 / self.value if self.value else None
         r.lo = 1 / self.hi if self.has_ci else None
         r.hi = 1 / self.lo if self.has_ci else None
         return r
 
     def fmt(self):
+        if self.diff:
+            return self.diff.fmt()
         if self.value is None:
             return "–"
         if not self.has_ci:
             return "%.2f" % self.value
         return "%.2f [%.2f, %.2f]" % (self.value, self.lo, self.hi)
+
+
+class Difference:
+    """A - B with its Welch CI: what a Ratio falls back on when a mean is
+    zero (a count that no run saw).  sign() is +1 or -1 when the CI lies
+    above or below zero, 0 when both arms were 0 in every run, else
+    None."""
+
+    def __init__(self, a, b, level=LEVEL):
+        self.value = a.mean - b.mean
+        self.lo = self.hi = None
+        if a.n < 2 or b.n < 2:
+            return
+        va, vb = a.sd ** 2 / a.n, b.sd ** 2 / b.n
+        if va + vb == 0:
+            self.lo = self.hi = self.value
+            return
+        df = (va + vb) ** 2 / (va ** 2 / (a.n - 1) + vb ** 2 / (b.n - 1))
+        w = _t(df, level) * math.sqrt(va + vb)
+        self.lo, self.hi = self.value - w, self.value + w
+
+    @property
+    def has_ci(self):
+        return self.lo is not None
+
+    def negated(self):
+        d = Difference.__new__(Difference)
+        d.value = -self.value
+        d.lo = -self.hi if self.has_ci else None
+        d.hi = -self.lo if self.has_ci else None
+        return d
+
+    def sign(self):
+        if self.lo > 0:
+            return 1
+        if self.hi < 0:
+            return -1
+        return 0 if self.lo == self.hi == 0 else None
+
+    def fmt(self):
+        if not self.has_ci:
+            return "%.3g" % self.value
+        return "%.3g [%.3g, %.3g]" % (self.value, self.lo, self.hi)
 
 
 class Judgement:
@@ -118,11 +168,34 @@ class Judgement:
 
 def _ready(r, full, runs):
     """The Judgement that stands when @r cannot be judged, or None."""
-    if r.value is None:
+    if r.value is None and r.diff is None:
         return Judgement("no data")
-    if not full or runs < MIN_RUNS or not r.has_ci:
+    if not full or runs < MIN_RUNS or not (r.diff or r).has_ci:
         return Judgement("pilot")
     return None
+
+
+def _judge_zero(r, kind):
+    """A mean of zero: the direction from the difference of the means;
+    the size of a ratio to zero stays open.  @kind is factor, better,
+    at_least or same."""
+    sign = r.diff.sign()
+    if kind == "same":
+        return Judgement("reproduced", "reproduced") if sign == 0 else \
+            Judgement("contradicted", "contradicted") if sign else \
+            Judgement("inconclusive", "open")
+    size = "open" if kind == "factor" else "–"
+    if kind == "at_least" and (sign == 1 or r.b.mean == 0):
+        return Judgement("reproduced", "reproduced")
+    if sign == 1:
+        return Judgement("direction reproduced, magnitude open"
+                         if kind == "factor" else "reproduced",
+                         "reproduced", size)
+    if sign == -1:
+        return Judgement("contradicted", "contradicted", size)
+    if sign == 0 and kind != "at_least":
+        return Judgement("effect absent", "open", size)
+    return Judgement("inconclusive", "open", size)
 
 
 def _no_effect(r, margin):
@@ -139,6 +212,8 @@ def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
         return j
     if seed < 1:
         r, seed = r.inverse(), 1 / seed
+    if r.diff:
+        return _judge_zero(r, "factor")
     band = (seed ** 0.5, seed ** 1.5)
     inside = band[0] <= r.lo and r.hi <= band[1]
     outside = r.hi < band[0] or r.lo > band[1]
@@ -164,6 +239,8 @@ def judge_better(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     j = _ready(r, full, runs)
     if j:
         return j
+    if r.diff:
+        return _judge_zero(r, "better")
     if r.lo > 1:
         return Judgement("reproduced", "reproduced")
     if r.hi < 1:
@@ -180,6 +257,8 @@ def judge_at_least(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     j = _ready(r, full, runs)
     if j:
         return j
+    if r.diff:
+        return _judge_zero(r, "at_least")
     if r.lo >= 1 / margin:
         return Judgement("reproduced", "reproduced")
     if r.hi < 1 / margin:
@@ -193,6 +272,8 @@ def judge_same(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     j = _ready(r, full, runs)
     if j:
         return j
+    if r.diff:
+        return _judge_zero(r, "same")
     if _no_effect(r, margin):
         return Judgement("reproduced", "reproduced")
     if r.lo > margin or r.hi < 1 / margin:

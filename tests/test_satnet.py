@@ -171,9 +171,56 @@ def test_ratio_ci_uses_welch_degrees_of_freedom():
 def test_no_ratio_of_a_zero_or_negative_mean():
     assert stats.Ratio(stats.Estimate([0.0, 0.0]),
                        stats.Estimate([1.0, 2.0])).value is None
+    assert stats.Ratio(stats.Estimate([-1.0, -2.0]),
+                       stats.Estimate([1.0, 2.0])).diff is None
     assert stats.judge_better(stats.Ratio(stats.Estimate([1.0]),
                                           stats.Estimate([0.0]))).verdict \
+        == "pilot"
+    assert stats.judge_better(stats.Ratio(stats.Estimate([]),
+                                          stats.Estimate([0.0]))).verdict \
         == "no data"
+
+
+ZERO, FEW, MANY = [0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [10.0, 11.0, 10.5]
+
+
+@pytest.mark.parametrize("rule,a,b,verdict", [
+    # seed: "A has fewer timeouts than B" (A / B = 1/3, or lower)
+    ("factor", ZERO, MANY, "direction reproduced, magnitude open"),
+    ("factor", MANY, ZERO, "contradicted"),
+    ("factor", ZERO, FEW, "inconclusive"),
+    ("factor", ZERO, ZERO, "effect absent"),
+    ("better", MANY, ZERO, "reproduced"),
+    ("better", ZERO, MANY, "contradicted"),
+    ("better", ZERO, ZERO, "effect absent"),
+    ("at_least", MANY, ZERO, "reproduced"),
+    ("at_least", ZERO, ZERO, "reproduced"),
+    ("at_least", ZERO, MANY, "contradicted"),
+    ("at_least", ZERO, FEW, "inconclusive"),
+    ("same", ZERO, ZERO, "reproduced"),
+    ("same", ZERO, MANY, "contradicted"),
+    ("same", FEW, ZERO, "inconclusive"),
+])
+def test_a_count_of_zero_is_judged_by_the_difference(rule, a, b, verdict):
+    """rn-epdnv2 10.5 timeouts per run against rr-tcp's 0 contradicts
+    "RN-TCP times out less"; a ratio to zero gives no size, so the
+    magnitude stays open."""
+    r = stats.Ratio(stats.Estimate(a), stats.Estimate(b))
+    j = stats.judge_factor(r, 1 / 3) if rule == "factor" else \
+        getattr(stats, "judge_" + rule)(r)
+    assert j.verdict == verdict, (j, r.fmt())
+    if rule == "factor":
+        assert j.magnitude == "open", j
+    assert stats.judge_factor(r, 1 / 3, runs=2).verdict == "pilot"
+
+
+def test_a_difference_ci_is_welch():
+    d = stats.Ratio(stats.Estimate(MANY), stats.Estimate(ZERO)).diff
+    # only A varies: mean 10.5, SD 0.5, n 3, df 2
+    assert abs(d.value - 10.5) < 1e-9
+    assert abs(d.hi - 10.5 - 4.3027 * 0.5 / 3 ** 0.5) < 1e-3
+    inv = stats.Ratio(stats.Estimate(ZERO), stats.Estimate(MANY)).diff
+    assert (inv.lo, inv.hi) == pytest.approx((-d.hi, -d.lo))
 
 
 @pytest.mark.parametrize("r,seed,verdict,direction,magnitude", [
@@ -289,13 +336,33 @@ def test_summarize_per_variant_of_a_mix():
              {"variant": "a", "goodput_bps": 1e6, "bytes": 1448 * 50,
               "counters": {"TcpOutSegs": 100, "TcpRetransSegs": 15}},
              {"variant": "b", "goodput_bps": 1e6, "bytes": 1448 * 50,
-              "counters": {"TcpOutSegs": 50, "TcpExtTCPTimeouts": 2}}]
+              "counters": {"TcpOutSegs": 50, "TcpExtTCPTimeouts": 2,
+                           "TcpExtTCPSackRecovery": 3,
+                           "TcpExtTCPRenoRecovery": 1}}]
+    flows[0]["counters"]["TcpExtTCPSackRecovery"] = 4
     s = record.summarize({"flows": flows}, 4e6, 1448)
     assert s["variants"]["a"]["goodput"] == 1.5
     assert s["variants"]["a"]["retrans_share"] == 0.1
     assert s["variants"]["a"]["packets"] == 75
     assert s["variants"]["b"]["timeouts"] == 2
+    assert s["variants"]["a"]["recoveries"] == 2     # 4 and 0, per flow
+    assert s["variants"]["b"]["recoveries"] == 4     # with SACK and without
     assert abs(s["jain"] - 16 / 18) < 1e-9
+
+
+def test_recoveries_of_records_summarised_before_the_metric():
+    """A record whose summary has no recoveries gets them from its flows'
+    counters, so the stored runs can be judged on the metric."""
+    recs = fixture_records()
+    r = next(x for x in recs if len(x["flows"]) == 1)
+    v = r["variant"]
+    r["summary"]["variants"][v].pop("recoveries", None)
+    r["flows"][0]["counters"].update(TcpExtTCPSackRecovery=5,
+                                     TcpExtTCPRenoRecovery=2)
+    assert report._metric(r, v, "recoveries") == 7
+    r["summary"]["variants"][v]["recoveries"] = 3
+    assert report._metric(r, v, "recoveries") == 3
+    assert report._metric(r, "no-such-variant", "recoveries") is None
 
 
 def test_ca_share_is_the_mean_over_flows_that_have_one():
