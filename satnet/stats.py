@@ -5,6 +5,7 @@ docs/experiments.md ("How a claim is judged") states the rule in words;
 this file is its only implementation.
 """
 
+import copy
 import functools
 import math
 import statistics
@@ -57,6 +58,18 @@ class Estimate:
             digits, self.mean, self.half, self.sd, self.n)
 
 
+def _welch_half(parts, level):
+    """The half-width of a sum of independent terms, @parts as
+    [(variance, n)]: t at the Welch-Satterthwaite degrees of freedom,
+    (sum v)^2 / sum(v^2 / (n - 1)), times the root of the summed
+    variances; 0 when they sum to 0."""
+    total = sum(v for v, _ in parts)
+    if total == 0:
+        return 0.0
+    df = total ** 2 / sum(v ** 2 / (n - 1) for v, n in parts)
+    return _t(df, level) * math.sqrt(total)
+
+
 class Ratio:
     """A / B of two independent positive means, with its CI on the log
     scale: log A - log B by the delta method (the squared relative
@@ -65,24 +78,36 @@ class Ratio:
     the interval of B / A.  @level widens it (a multiplicity correction)."""
 
     def __init__(self, a, b, level=LEVEL):
-        self.a, self.b = a, b
+        self._fit([a], [b], level)
+
+    @property
+    def a(self):
+        return self.num[0]
+
+    @property
+    def b(self):
+        return self.den[0]
+
+    def _fit(self, num, den, level):
+        """The product of the means @num over that of the means @den."""
+        self.num, self.den = num, den
         self.value = self.lo = self.hi = self.diff = None
-        if a.mean is None or b.mean is None or a.mean < 0 or b.mean < 0:
+        self.zero = False
+        ests = num + den
+        if any(e.mean is None or e.mean < 0 for e in ests):
             return
-        if a.mean == 0 or b.mean == 0:
+        if any(e.mean == 0 for e in ests):
             # a count that was 0 in every run: no ratio, but a direction
-            self.diff = Difference(a, b, level)
+            self.zero = True
+            if len(ests) == 2:
+                self.diff = Difference(num[0], den[0], level)
             return
-        self.value = a.mean / b.mean
-        if a.n < 2 or b.n < 2:
+        self.value = math.prod(e.mean for e in num) / \
+            math.prod(e.mean for e in den)
+        if any(e.n < 2 for e in ests):
             return
-        ra = (a.sd / a.mean) ** 2 / a.n
-        rb = (b.sd / b.mean) ** 2 / b.n
-        if ra + rb == 0:
-            self.lo = self.hi = self.value
-            return
-        df = (ra + rb) ** 2 / (ra ** 2 / (a.n - 1) + rb ** 2 / (b.n - 1))
-        w = _t(df, level) * math.sqrt(ra + rb)
+        w = _welch_half([((e.sd / e.mean) ** 2 / e.n, e.n) for e in ests],
+                        level)
         self.lo, self.hi = self.value * math.exp(-w), self.value * math.exp(w)
 
     @property
@@ -91,8 +116,8 @@ class Ratio:
 
     def inverse(self):
         """B / A with the same interval, inverted."""
-        r = Ratio.__new__(Ratio)
-        r.a, r.b = self.b, self.a
+        r = copy.copy(self)
+        r.num, r.den = self.den, self.num
         r.diff = self.diff.negated() if self.diff else None
         r.value = 1 / self.value if self.value else None
         r.lo = 1 / self.hi if self.has_ci else None
@@ -109,6 +134,19 @@ class Ratio:
         return "%.2f [%.2f, %.2f]" % (self.value, self.lo, self.hi)
 
 
+class Trend(Ratio):
+    """How the ratio of A to B moved across the sweep: (A / B at `to`) /
+    (A / B at `from`), four independent positive means, above 1 where the
+    ratio grew.  Its log is log A_to - log B_to - log A_from + log B_from,
+    so its CI is a Ratio's with four terms: the four squared relative
+    standard errors add, with Welch-Satterthwaite degrees of freedom over
+    the four.  A mean of 0 leaves it without a value (`zero`): a ratio at
+    a point would be 0 or infinite."""
+
+    def __init__(self, a_to, b_to, a_from, b_from, level=LEVEL):
+        self._fit([a_to, b_from], [b_to, a_from], level)
+
+
 class Difference:
     """A - B with its Welch CI: what a Ratio falls back on when a mean is
     zero (a count that no run saw).  sign() is +1 or -1 when the CI lies
@@ -120,12 +158,7 @@ class Difference:
         self.lo = self.hi = None
         if a.n < 2 or b.n < 2:
             return
-        va, vb = a.sd ** 2 / a.n, b.sd ** 2 / b.n
-        if va + vb == 0:
-            self.lo = self.hi = self.value
-            return
-        df = (va + vb) ** 2 / (va ** 2 / (a.n - 1) + vb ** 2 / (b.n - 1))
-        w = _t(df, level) * math.sqrt(va + vb)
+        w = _welch_half([(e.sd ** 2 / e.n, e.n) for e in (a, b)], level)
         self.lo, self.hi = self.value - w, self.value + w
 
     @property
@@ -168,9 +201,14 @@ class Judgement:
 
 def _ready(r, full, runs):
     """The Judgement that stands when @r cannot be judged, or None."""
-    if r.value is None and r.diff is None:
+    if r.value is None and r.diff is None and not r.zero:
         return Judgement("no data")
-    if not full or runs < MIN_RUNS or not (r.diff or r).has_ci:
+    if not full or runs < MIN_RUNS:
+        return Judgement("pilot")
+    if r.zero and r.diff is None:
+        # a Trend with a mean of 0: no ratio of ratios, nor a direction
+        return Judgement("inconclusive", "open")
+    if not (r.diff or r).has_ci:
         return Judgement("pilot")
     return None
 
