@@ -12,6 +12,7 @@ import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+PARAMS = rflow.PARAMS
 
 
 def ss_exit(t, rec):

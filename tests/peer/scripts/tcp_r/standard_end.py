@@ -12,6 +12,7 @@ import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+PARAMS = rflow.PARAMS
 
 
 def ends_at_ssthresh(t, rec):

@@ -13,6 +13,7 @@ import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+PARAMS = rflow.PARAMS
 FAMILIES = (4, 6)
 
 
