@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+"""tools/clock-check: its arguments, host only; the runs it starts are
+satnet run's, tested elsewhere."""
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOL = os.path.join(TOP, "tools", "clock-check")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, TOOL, *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def load_tool():
+    loader = importlib.machinery.SourceFileLoader("clock_check", TOOL)
+    spec = importlib.util.spec_from_loader("clock_check", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_help_runs_nothing(tmp_path):
+    r = run("--help", "--out", str(tmp_path / "c"))
+    assert r.returncode == 0 and "usage: clock-check" in r.stdout
+    assert "h2h-geo" in r.stdout or "family" in r.stdout
+    assert not (tmp_path / "c").exists()
+
+
+def test_bad_input_is_refused_before_anything_runs(tmp_path):
+    out = str(tmp_path / "c")
+    for args, msg in ((["--arms", "real,sundial"], "no arm sundial"),
+                      (["--reps", "0"], "at least 1"),
+                      (["--families", "h2h-geo,s999"],
+                       "not a family's experiment: s999")):
+        r = run(*args, "--out", out)
+        assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "c").exists()
+
+
+def test_families_name_experiments_that_exist():
+    from satnet import experiment as xp
+    names = {e.name: e for e in xp.load_all()}
+    for fam, exp, variants in load_tool().FAMILIES:
+        assert exp in names, fam
+        assert set(variants) <= set(names[exp].variants), fam
+
+
+def test_flow_seconds_add_up_the_stored_runs(tmp_path):
+    d = tmp_path / "h2h-geo" / "quick" / "cubic"
+    d.mkdir(parents=True)
+    for i, s in enumerate((60, 60, 30)):
+        (d / ("base-rep%d.json" % i)).write_text(
+            json.dumps({"meta": {"duration_s": s}}))
+    assert load_tool().flow_seconds(str(tmp_path), "h2h-geo") == 150
+    assert load_tool().flow_seconds(str(tmp_path), "h2h-leo-ge") == 0
