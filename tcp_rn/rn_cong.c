@@ -69,6 +69,7 @@
 #include <net/inet6_hashtables.h>
 #include <net/netns/generic.h>
 
+#include <satnet/compat.h>
 #include <satnet/rn_wire.h>
 #include <satnet/rn_sender_core.h>
 #include <satnet/rn_latch_api.h>
@@ -898,7 +899,7 @@ static void rn_gather(struct sock *sk, u32 flags, struct rn_ack *a)
 		.rwnd = tp->snd_wnd / max_t(u32, tp->mss_cache, 1),
 		.srtt_us = tp->srtt_us >> 3,
 		.min_rtt_us = min_rtt == ~0U ? 0 : min_rtt,
-		.now_ms = tcp_time_stamp(tp),
+		.now_ms = tcp_time_stamp_ms(tp),
 		.ece = !!(flags & CA_ACK_ECE),
 		.dsack = (u16)tp->dsack_dups != ca->dsack_dups,
 	};

@@ -58,6 +58,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
+#include <satnet/compat.h>
 #include <satnet/epdn_wire.h>
 #include <satnet/rn_wire.h>
 #include <satnet/rn_recv_core.h>
@@ -869,7 +870,8 @@ static int rn_sysctl_register(struct net *net, struct rn_net *rn)
 	tbl[0].data = &rn->receiver;
 	tbl[1].data = &rn->epdn_origin;
 	tbl[2].data = &rn->require_host;
-	rn->sysctl = register_net_sysctl(net, "net/rn", tbl);
+	rn->sysctl = register_net_sysctl_sz(net, "net/rn", tbl,
+					    ARRAY_SIZE(rn_sysctl_template) - 1);
 	if (!rn->sysctl) {
 		kfree(tbl);
 		return -ENOMEM;
@@ -879,7 +881,7 @@ static int rn_sysctl_register(struct net *net, struct rn_net *rn)
 
 static void rn_sysctl_unregister(struct rn_net *rn)
 {
-	struct ctl_table *tbl = rn->sysctl->ctl_table_arg;
+	const struct ctl_table *tbl = rn->sysctl->ctl_table_arg;
 
 	unregister_net_sysctl_table(rn->sysctl);
 	kfree(tbl);
