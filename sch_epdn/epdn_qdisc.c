@@ -1046,5 +1046,5 @@ module_init(epdn_module_init);
 module_exit(epdn_module_exit);
 MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("EPDN: Explicit Packet Drop Notification gateway queue");

@@ -446,6 +446,6 @@ module_exit(r_unregister);
 
 MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("TCP-R: no cwnd cut for reordered or corrupted segments (drop-negative bit, ECN)");
 MODULE_ALIAS("tcp-r");

@@ -1084,6 +1084,6 @@ module_exit(rn_unregister);
 
 MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("RN-TCP sender: drop-negative dupthresh, kval, RN-TCP-ES");
 MODULE_ALIAS("tcp-rn");

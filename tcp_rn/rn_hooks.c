@@ -1037,4 +1037,4 @@ module_exit(rn_host_exit);
 MODULE_AUTHOR("satnet project");
 MODULE_DESCRIPTION("RN-TCP receiver and EPDN origin host hooks (seed 001)");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
