@@ -56,7 +56,10 @@ ifeq ($(KDIR),)
   KDIR := $(call debian_headers,6.1)
 endif
 KDIR_612 ?= $(call debian_headers,6.12)
-krelease = $(shell cat $(1)/include/config/kernel.release 2>/dev/null)
+# The release modules_install writes under: uname -r of that kernel (Debian's
+# include/config/kernel.release says 6.1.192 for 6.1.0-56-amd64).
+krelease = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(1)/include/generated/utsrelease.h 2>/dev/null)
 
 # The 6.12 set is built from a copy of the module sources, as kbuild
 # writes its objects beside them: build/k6.12/ has the checkout's layout,
