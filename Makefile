@@ -147,7 +147,7 @@ test: deps
 	$(MAKE) fuzz-smoke
 	tools/vm-run --timeout 2700 --log build/test-console.log -- \
 		python3 -m pytest -p no:cacheprovider -v tests
-	tools/vm-run --vm --kernel 6.12 --timeout 900 \
+	tools/vm-run --vm --kernel 6.12 --timeout 2400 \
 		--log build/test-6.12-console.log -- \
 		python3 -m pytest -p no:cacheprovider -v \
 		tests/integration/test_peer_scripts.py \
