@@ -201,10 +201,10 @@ bench-epdn: deps
 bench-epdn-cost:
 	tools/epdn-cost
 
-# INSTALL_MOD_PATH and DESTDIR stage an install under another root.
-# modules_install runs depmod; the modules are unsigned, so a kernel that
-# enforces signatures refuses them (others log "tainting kernel").
-# kbuild's own depmod needs a System.map, which Debian's headers lack.
+# INSTALL_MOD_PATH and DESTDIR stage an install under another root.  The
+# modules are unsigned, so a kernel that enforces signatures refuses them
+# (others log "tainting kernel").  depmod is run here: modules_install
+# runs it only with a System.map, which Debian's headers lack.
 install: modules tc
 	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)
 	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(call krelease,$(KDIR))

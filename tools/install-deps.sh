@@ -61,7 +61,7 @@ add_backports() {
 	local list=/etc/apt/sources.list.d/debian.sources
 	local uris="" key=""
 
-	grep -rqs -- '-backports' /etc/apt/sources.list \
+	grep -rqs 'bookworm-backports' /etc/apt/sources.list \
 		/etc/apt/sources.list.d/ && return 0
 	if [ -r "$list" ]; then
 		uris=$(awk -v RS= '/Suites:[^\n]*bookworm( |\n|$)/' "$list" |
