@@ -82,18 +82,24 @@ add_backports() {
 # The 6.12 image and headers: the meta-packages when the configured sources
 # have them, otherwise the newest generic 6.12 of bookworm-backports.
 install_612() {
-	local rel
+	local policy rel=""
 
 	apt-get update -qq
-	if apt-cache policy linux-image-6.12-amd64 | grep -q 'Candidate: [0-9]'; then
+	# Not piped into grep -q: with pipefail, apt-cache's SIGPIPE fails it.
+	policy=$(apt-cache policy linux-image-6.12-amd64)
+	if [[ $policy == *"Candidate: "[0-9]* ]]; then
 		apt-get install -y -qq --no-install-recommends \
 			linux-image-6.12-amd64 linux-headers-6.12-amd64
 		return
 	fi
 	add_backports
-	rel=$(apt-cache search --names-only '^linux-image-6\.12\.' |
+	for rel in $(apt-cache search --names-only '^linux-image-6\.12\.' |
 		sed -n 's/^linux-image-\(6\.12\.[0-9]*+[a-z0-9.]*-amd64\) .*/\1/p' |
-		sort -V | tail -n 1)
+		sort -rV); do
+		[[ $(apt-cache madison "linux-image-$rel") == *bookworm-backports* ]] &&
+			break
+		rel=""
+	done
 	[ -n "$rel" ] || { echo "install-deps: no 6.12 kernel in bookworm-backports" >&2; exit 1; }
 	# pkg/suite, not -t bookworm-backports: -t would also upgrade the
 	# installed linux-image-amd64, linux-headers-amd64 (Debian 12's 6.1
