@@ -12,8 +12,10 @@
 # make fuzz       the same for FUZZ_SECONDS (600) each, growing a corpus in
 #                 build/fuzz/work/ run after run; prints executions per target
 # make tc         build the tc plugin(s) for iproute2
-# make test       fuzz-smoke on the host, then unit tests + in-VM
-#                 integration suite, in one VM boot
+# make test       fuzz-smoke and the tests of tests/*.py on the host, then
+#                 the in-VM suite in two guests at once: test-real (the
+#                 deterministic tests, real clock) and test-virtual (the
+#                 statistical runs, virtual clock); each also runs alone
 # make test-debug the in-VM suite under the debug kernel (KASAN, UBSAN,
 #                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
 # make soak       SOAK_MINUTES (10) of churn and faults under the debug kernel
@@ -88,7 +90,8 @@ FUZZ_SECONDS ?= 600
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
 .PHONY: all modules modules-6.12 unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
-	test-debug soak bench head-to-head bench-epdn bench-epdn-cost install clean deps kdir
+	test-real test-virtual test-6.12 test-real-6.12 test-debug soak bench \
+	head-to-head bench-epdn bench-epdn-cost install clean deps kdir
 
 all: modules unit tc
 
@@ -139,30 +142,55 @@ tc:
 deps:
 	tools/install-deps.sh
 
-# The 6.1 suite, then on 6.12 the peer scripts and the tc cases, with the
-# modules built for it (build/k6.12/).  The scripts run in one process
+# The tests of tests/*.py need neither root nor a kernel: they run on the
+# host.  The in-VM suite runs in two guests side by side: its deterministic
+# tests on the real clock (test-real, then the 6.12 part), its statistical
+# runs over netem on the virtual clock (test-virtual), where the other
+# guest's load cannot change their outcome.  Each guest's output is printed
+# when it ends.  On 6.12 the peer scripts and the tc cases run, with the
+# modules built for it (build/k6.12/); the scripts in one process
 # (tests/peer/run.py), half the time of one interpreter per script.
+PYTEST := /usr/bin/python3 -m pytest -p no:cacheprovider
+
 test: deps
 	$(MAKE) modules modules-6.12 $(CI_KFLAGS)
 	$(MAKE) unit tc
 	$(MAKE) fuzz-smoke
-	tools/vm-run --timeout 2700 --log build/test-console.log -- \
-		python3 -m pytest -p no:cacheprovider -v tests
+	$(PYTEST) -v --ignore=tests/integration tests
+	$(MAKE) -j2 --output-sync=target test-real-6.12 test-virtual
+
+test-real:
+	tools/vm-run --timeout 3600 --log build/test-console.log -- \
+		$(PYTEST) -v -m 'not statistical' tests/integration
+
+test-virtual:
+	tools/vm-run --clock virtual --timeout 3600 \
+		--log build/test-virtual-console.log -- \
+		$(PYTEST) -v -m statistical tests/integration
+
+test-6.12:
 	tools/vm-run --vm --kernel 6.12 --timeout 2400 \
 		--log build/test-6.12-console.log -- sh -c \
 		'python3 tests/peer/run.py tests/peer/scripts/*/*.py && \
-		python3 -m pytest -p no:cacheprovider -v \
-		tests/integration/test_tc_cases.py'
+		$(PYTEST) -v tests/integration/test_tc_cases.py'
+
+# One guest after the other, beside test-virtual.
+test-real-6.12:
+	$(MAKE) test-real
+	$(MAKE) test-6.12
 
 # The modules are rebuilt against the debug tree here, and against the stock
 # headers again by the next plain build (kbuild sees the changed command).
+# Only the in-VM suite's deterministic tests: the host's tests touch no
+# kernel, and the statistical runs measure performance, which the debug
+# kernel's checks distort (make soak drives real traffic under it).
 test-debug: deps
 	tools/debug-kernel --build
 	$(MAKE) modules KDIR=$$(tools/debug-kernel --kdir)
 	$(MAKE) unit tc
 	tools/vm-run --kernel debug --timeout 14400 \
 		--log build/test-debug-console.log -- \
-		python3 -m pytest -p no:cacheprovider -v tests
+		$(PYTEST) -v -m 'not statistical' tests/integration
 
 # tools/soak on the debug kernel (tools/debug-kernel builds it once); the
 # modules are rebuilt against it here and for Debian's kernel by the next

@@ -5,6 +5,10 @@
   satnet run s000-fig2 --quick      run an experiment (boots the VM if needed)
   satnet report                     rebuild docs/results.md from results/
   satnet show RUN.json              one run, readable, with a cwnd plot
+  satnet export -o runs.csv         every run as a table, for pandas
+  satnet compare OLD/ NEW/          two results folders side by side
+  satnet up geo --variant tcp-r     a path left up; satnet exec snd0 -- CMD;
+                                    satnet down
   satnet ss                         ss -ti with our modules' state by name
 
 `satnet COMMAND --help` describes each command; --help never runs
@@ -12,6 +16,7 @@ anything.  docs/experiments.md describes the files.
 """
 
 import argparse
+import contextlib
 import glob
 import os
 import shlex
@@ -21,13 +26,11 @@ import sys
 import time
 
 from . import experiment as xp
-from .paths import (EXPERIMENT_DIR, PROFILE_DIR, RESULTS_DIR, SCENARIO_DIR,
-                    TOP, VM_RUN)
+from .paths import (EXPERIMENT_DIR, MODULES, PROFILE_DIR, RESULTS_DIR,
+                    SCENARIO_DIR, TC_PLUGIN, TOP, VM_RUN)
 
 DEFAULT_MD = os.path.join(TOP, "docs", "results.md")
-MODULE_FILES = ("sch_epdn/sch_epdn.ko", "tcp_rn/tcp_rn.ko",
-                "tcp_rn/rn_host.ko", "tcp_r/tcp_r.ko",
-                "tcp_esack/tcp_esack.ko", "build/tc/q_epdn.so")
+MODULE_FILES = tuple(MODULES.values()) + (TC_PLUGIN,)
 
 
 def fail(msg):
@@ -166,12 +169,6 @@ def serial_points(a, points):
     return out
 
 
-def in_kernel_here():
-    """True when this kernel can load modules and has netem."""
-    return os.geteuid() == 0 and subprocess.call(
-        ["modprobe", "-q", "sch_netem"], stderr=subprocess.DEVNULL) == 0
-
-
 def check_built():
     missing = [f for f in MODULE_FILES
                if not os.path.exists(os.path.join(TOP, f))]
@@ -193,7 +190,7 @@ def cmd_run(a):
     except (xp.ExperimentError, ValueError) as e:
         fail(str(e))
     points += serial_points(a, points)
-    todo = [p for p in points if not stored(p, a.results)]
+    todo = [p for p in points if not stored(p, a.results, a.reuse_stale)]
     if a.emit_jobs:
         return emit_jobs(todo, a)
     print("satnet: %d points, %d stored, %d to run, about %.0f min at "
@@ -228,7 +225,8 @@ def run_here(a, todo):
     t0 = time.monotonic()
     with tqdm(total=len(todo), unit="point", file=sys.stderr,
               dynamic_ncols=True, mininterval=5) as bar:
-        runner = Runner(a.width, a.results, bar, log=bar.write)
+        runner = Runner(a.width, a.results, bar, log=bar.write,
+                        reuse_stale=a.reuse_stale)
         runner.run(rest)
         runner.width = 1
         runner.run(serial)
@@ -271,6 +269,8 @@ def emit_jobs(todo, a):
             args += ["--point", "%s=%s" % next(iter(p.point.items()))]
         if a.results != RESULTS_DIR:
             args += ["--results", a.results]
+        if a.reuse_stale:
+            args.append("--reuse-stale")
         if p.mode == "serial" or p.variant == "mix":
             args += ["--width", "1"]
         print(" ".join(shlex.quote(x) for x in args))
@@ -314,6 +314,91 @@ def cmd_show(a):
         if not os.path.isdir(folder):
             fail("show: --png %s: no folder %s" % (a.png, folder))
     return show(a.run, a.png)
+
+
+def _testbed_call(fn, *args):
+    from .testbed import TestbedError
+    from .topo import TopologyError
+    if os.geteuid() != 0:
+        fail("%s needs root (namespaces, netem, modules); in this "
+             "project's VM: tools/vm-run --shell" % fn.__name__)
+    try:
+        return fn(*args)
+    except (TestbedError, TopologyError) as e:
+        fail(str(e))
+
+
+def cmd_up(a):
+    from . import testbed
+    st = _testbed_call(testbed.up, a.scenario, a.variant)
+    print("satnet: %s is up%s; base RTT %g ms, bottleneck %g Mbit/s" %
+          (st["scenario"], ", senders on %s" % st["cc"] if st["cc"] else "",
+           st["base_rtt_ms"], st["rate_bps"] / 1e6))
+    for node, ns in st["nodes"].items():
+        print("  %-5s %-14s %s" % (node, ns, st["addresses"].get(node, "")))
+    print("satnet exec NODE -- CMD runs a command there; satnet down ends "
+          "it.")
+    return 0
+
+
+def cmd_exec(a):
+    from . import testbed
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if not cmd:
+        fail("exec: no command (satnet exec NODE -- CMD)")
+    from .topo import tc_env
+    argv = _testbed_call(testbed.exec_argv, a.node, cmd)
+    os.execvpe(argv[0], argv, tc_env())   # tc finds the epdn plugin
+
+
+def cmd_down(a):
+    from . import testbed
+    n = _testbed_call(testbed.down)
+    print("satnet: %d namespaces removed" % n)
+    return 0
+
+
+def cmd_compare(a):
+    from .experiment import METRICS
+    from .report import compare
+    for d in (a.a, a.b):
+        if not os.path.isdir(d):
+            fail("compare: no results folder %s" % d)
+    if a.metric not in METRICS:
+        fail("compare: unknown metric %s (one of %s)" %
+             (a.metric, ", ".join(METRICS)))
+    lines = compare(a.a, a.b, a.metric,
+                    warn=lambda m: print(m, file=sys.stderr))
+    print("%s: A = %s, B = %s\n" % (a.metric, a.a, a.b))
+    print("\n".join(lines))
+    return 0
+
+
+def cmd_export(a):
+    import csv
+    import json
+    from . import record
+    if not os.path.isdir(a.results):
+        fail("export: no results folder %s" % a.results)
+    recs = record.load_all(a.results, experiments=a.experiment or None,
+                           warn=lambda m: print(m, file=sys.stderr))
+    rows = record.rows(recs)
+    try:
+        out = open(a.output, "w", newline="") if a.output else sys.stdout
+    except OSError as e:
+        fail("export: cannot write %s: %s" % (a.output, e.strerror))
+    with out if a.output else contextlib.nullcontext(out):
+        if a.format == "json":
+            json.dump(rows, out, indent=1)
+            out.write("\n")
+        else:
+            w = csv.DictWriter(out, fieldnames=record.EXPORT_FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+    if a.output:
+        print("satnet: wrote %d rows to %s" % (len(rows), a.output),
+              file=sys.stderr)
+    return 0
 
 
 def cmd_ss(a):
@@ -383,6 +468,10 @@ def parser():
                    "so the report shows whether width changed results")
     r.add_argument("--results", default=RESULTS_DIR,
                    help="folder of run records (default %(default)s)")
+    r.add_argument("--reuse-stale", action="store_true",
+                   help="count a stored point as done even when other "
+                   "builds of the project's modules made it (by default "
+                   "it is run again)")
     r.add_argument("--emit-jobs", action="store_true", help="print one "
                    "`satnet run` command per point still to run, for GNU "
                    "parallel or a Slurm array, and run nothing")
@@ -429,6 +518,55 @@ def parser():
                     "(.png, .svg or .pdf)")
     sh.set_defaults(fn=cmd_show)
 
+    ex = sub.add_parser("export", help="every run as one row per variant, "
+                        "CSV or JSON, for pandas",
+                        description="Write the stored runs as a table: one "
+                        "row per variant of each run, with its metrics and "
+                        "what made it (clock, kernel, commit, whether its "
+                        "module builds are stale).  Nothing is run.")
+    ex.add_argument("experiment", nargs="*", help="only these experiments")
+    ex.add_argument("--results", default=RESULTS_DIR,
+                    help="folder of run records (default %(default)s)")
+    ex.add_argument("--format", choices=("csv", "json"), default="csv",
+                    help="csv (default) or json (a list of objects)")
+    ex.add_argument("-o", "--output", help="write here instead of stdout")
+    ex.set_defaults(fn=cmd_export)
+
+    up = sub.add_parser("up", help="bring a scenario's path up and leave "
+                        "it", description="Build a scenario's namespaces, "
+                        "links, netem stages, bottleneck qdisc and sysctls "
+                        "(as a run does) and leave them up; needs root and "
+                        "a kernel with netem and the modules (in the VM: "
+                        "tools/vm-run --shell).")
+    up.add_argument("scenario", help="a scenario (satnet list scenarios)")
+    up.add_argument("--variant", help="a variant: its congestion control "
+                    "becomes the senders' default, with its profile, "
+                    "module parameters and scenario overrides")
+    up.set_defaults(fn=cmd_up)
+    xc = sub.add_parser("exec", help="run a command in a node of the path "
+                        "that is up", description="Run CMD in NODE (snd0, "
+                        "rcv0, r1, r2, ...) of the path `satnet up` left.")
+    xc.add_argument("node", help="snd0, rcv0, ..., r1 or r2")
+    xc.add_argument("command", nargs=argparse.REMAINDER,
+                    help="-- and the command, e.g. -- ss -ti")
+    xc.set_defaults(fn=cmd_exec)
+    dn = sub.add_parser("down", help="tear down the path that is up",
+                        description="Remove every namespace `satnet up` "
+                        "made, also after a crash.")
+    dn.set_defaults(fn=cmd_down)
+
+    cp = sub.add_parser("compare", help="two results folders (two commits) "
+                        "side by side", description="For every experiment, "
+                        "point and variant stored in both folders: the two "
+                        "means, B / A with its 95 % CI (log scale), and "
+                        "whether they are the same within the equivalence "
+                        "margin (docs/experiments.md).  Nothing is run.")
+    cp.add_argument("a", help="the first results folder (A)")
+    cp.add_argument("b", help="the second results folder (B)")
+    cp.add_argument("--metric", default="goodput", help="a per-variant "
+                    "metric of the summary (default goodput)")
+    cp.set_defaults(fn=cmd_compare)
+
     ss = sub.add_parser("ss", help="ss -ti with rn, r and esack state by "
                         "name", description="Run `ss -tinH` (or read its "
                         "output) and print our modules' state by name "
@@ -452,7 +590,8 @@ def version():
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
-        sys.exit(a.fn(a) or 0)
+        rc = a.fn(a) or 0
+        sys.stdout.flush()      # a closed pipe shows here, not at exit
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
@@ -460,6 +599,7 @@ def main(argv=None):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)
+    sys.exit(rc)
 
 
 if __name__ == "__main__":

@@ -17,15 +17,16 @@ from .stats import EQUIV_MARGIN
 
 MODES = ("quick", "full")
 METRICS = ("goodput", "goodput_share", "limit_share", "retrans_share",
-           "timeouts", "jain", "packets")
+           "timeouts", "recoveries", "jain", "packets")
 EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
             "variants", "mix", "profile", "scaled", "sweep", "quick", "full",
             "plot", "claim")
 VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
-FORMS = ("ratio", "better", "at_least", "same", "best", "na")
-CLAIM_KEYS = ("id", "text", "source", "at", "metric", "ratio", "better",
-              "at_least", "same", "best", "na", "margin", "why",
-              "counters")
+FORMS = ("ratio", "better", "at_least", "same", "best", "trend", "steady",
+         "na")
+ACROSS = ("trend", "steady")     # forms judged across two sweep points
+CLAIM_KEYS = ("id", "text", "source", "at", "metric", "margin", "why",
+              "counters") + FORMS
 NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -109,6 +110,8 @@ class Claim:
         if self.metric not in METRICS:
             raise ExperimentError("%s: unknown metric %r" %
                                   (where, self.metric))
+        if self.form in ACROSS:
+            self._check_across(where)
         if self.form == "best" and not (
                 isinstance(self.spec, dict) and
                 sorted(self.spec) == ["ours", "theirs"] and
@@ -117,16 +120,59 @@ class Claim:
             raise ExperimentError("%s: best needs non-empty lists ours and "
                                   "theirs" % where)
         names = self.variants()
-        unknown = [v for v in names if v not in exp.variants]
+        # EXPERIMENT:VARIANT, a variant's runs in another experiment
+        # (checked by load_experiment(), which can read that file)
+        self.refs = [tuple(v.split(":")) for v in names
+                     if isinstance(v, str) and v.count(":") == 1]
+        unknown = [v for v in names if v not in exp.variants and
+                   not (isinstance(v, str) and v.count(":") == 1)]
         if unknown:
             raise ExperimentError("%s: variants %s are not in the "
                                   "experiment" % (where, unknown))
-        if self.at and exp.sweep is None:
-            raise ExperimentError("%s: 'at' needs a sweep" % where)
-        for k, v in self.at.items():
-            if k != exp.sweep["key"] or v not in exp.sweep["values"]:
-                raise ExperimentError("%s: at %s=%r is not a sweep point" %
-                                      (where, k, v))
+        if any(e == exp.name for e, _ in self.refs):
+            raise ExperimentError("%s: a variant of this experiment is "
+                                  "named without %s:" % (where, exp.name))
+        for name, pt in zip(("from", "to") if self.form in ACROSS
+                            else ("at",), self.points()):
+            if pt and exp.sweep is None:
+                raise ExperimentError("%s: '%s' needs a sweep" %
+                                      (where, name))
+            for k, v in pt.items():
+                if k != exp.sweep["key"] or v not in exp.sweep["values"]:
+                    raise ExperimentError("%s: %s %s=%r is not a sweep "
+                                          "point" % (where, name, k, v))
+
+    def _check_across(self, where):
+        """trend and steady: a (and optionally b) from one sweep point to
+        another; a trend says which way it goes."""
+        keys = {"a", "b", "from", "to"} | \
+            ({"grows", "falls"} if self.form == "trend" else set())
+        if not (isinstance(self.spec, dict) and
+                {"a", "from", "to"} <= set(self.spec) <= keys and
+                self.spec["a"] != self.spec.get("b")):
+            raise ExperimentError("%s: %s needs a, from and to (and "
+                                  "optionally b, not a)" % (where, self.form))
+        sense = [k for k in ("grows", "falls") if k in self.spec]
+        if self.form == "trend" and (
+                len(sense) != 1 or self.spec[sense[0]] is not True):
+            raise ExperimentError("%s: a trend says grows = true or "
+                                  "falls = true" % where)
+        if self.at:
+            raise ExperimentError("%s: %s takes from and to, not at" %
+                                  (where, self.form))
+        if not (self.spec["from"] and isinstance(self.spec["from"], dict)
+                and isinstance(self.spec["to"], dict) and
+                self.spec["from"].keys() == self.spec["to"].keys() and
+                self.spec["from"] != self.spec["to"]):
+            raise ExperimentError("%s: from and to are two different "
+                                  "points of the sweep" % where)
+
+    def points(self):
+        """The sweep points the claim compares: [from, to] of a trend or
+        steady claim, else [at]."""
+        if self.form in ACROSS:
+            return [self.spec["from"], self.spec["to"]]
+        return [self.at]
 
     def variants(self):
         if self.form == "ratio":
@@ -135,6 +181,9 @@ class Claim:
             return [self.spec["a"], self.spec["b"]]
         if self.form == "best":
             return list(self.spec["ours"]) + list(self.spec["theirs"])
+        if self.form in ACROSS:
+            return [self.spec["a"]] + ([self.spec["b"]] if "b" in self.spec
+                                       else [])
         return []
 
 
@@ -176,6 +225,15 @@ class Experiment:
                   ("key", "values", "label", "scale"))
             if not self.sweep.get("values"):
                 raise ExperimentError("%s: the sweep needs values" % where)
+            # Numbers, or names (a categorical axis, such as
+            # forward.reorder.dist), not both; names take no scale.
+            text = [isinstance(v, str) for v in self.sweep["values"]]
+            if any(text) and not all(text):
+                raise ExperimentError("%s: the sweep's values are all "
+                                      "numbers or all names" % where)
+            if all(text) and "scale" in self.sweep:
+                raise ExperimentError("%s: a sweep of names takes no "
+                                      "scale" % where)
         self.modes = {}
         for m in MODES:
             if m in d:
@@ -341,9 +399,7 @@ class Point:
         run again."""
         exp = self.exp
         sc = exp.scenario_for(self.variant, self.point, self.duration)
-        return {"scenario": exp.scenario, "sysctl": sc.sysctl,
-                "overrides": exp.overrides(self.variant, self.point,
-                                           self.duration),
+        return {"scenario": resolved(sc), "sysctl": sc.sysctl,
                 "flows": [{"variant": v, "cc": exp.catalogue[v].cc,
                            "profile": exp.profile_for(v, sc, self.point),
                            "params": exp.catalogue[v].params}
@@ -354,6 +410,19 @@ class Point:
                                     self.key(), self.rep)
 
 
+def resolved(obj):
+    """Every value a scenario resolved to, defaults included, so that a
+    default written out in a file does not change what a point is."""
+    if hasattr(obj, "__dict__"):
+        return {k: resolved(v) for k, v in sorted(vars(obj).items())
+                if k not in ("path", "source")}
+    if isinstance(obj, dict):
+        return {k: resolved(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [resolved(v) for v in obj]
+    return obj
+
+
 def point_key(point):
     if not point:
         return "base"
@@ -361,14 +430,43 @@ def point_key(point):
                     for k, v in sorted(point.items()))
 
 
-def load_experiment(name, variants=None):
+def load_experiment(name, variants=None, refs=True):
+    """An experiment file by name or path.  refs: also load the
+    experiments its claims name (EXPERIMENT:VARIANT, from the same
+    folder) and check that each has that variant and the claim's point."""
     variants = variants or load_variants()
     path = name if name.endswith(".toml") else \
         os.path.join(EXPERIMENT_DIR, name + ".toml")
     if not os.path.exists(path):
         raise ExperimentError("no experiment %r (satnet list shows them)" %
                               name)
-    return Experiment(_read(path), path, variants)
+    exp = Experiment(_read(path), path, variants)
+    if refs:
+        check_refs(exp, variants)
+    return exp
+
+
+def check_refs(exp, variants):
+    """Each EXPERIMENT:VARIANT of a claim: that experiment, beside this
+    one, has the variant and runs the claim's point."""
+    folder = os.path.dirname(exp.path)
+    for c in exp.claims:
+        where = "%s: claim %s" % (exp.name, c.id)
+        for name, var in c.refs:
+            path = os.path.join(folder, name + ".toml")
+            if not os.path.exists(path):
+                raise ExperimentError("%s: no experiment %r beside this "
+                                      "one" % (where, name))
+            other = load_experiment(path, variants, refs=False)
+            if var not in other.variants:
+                raise ExperimentError("%s: %s has no variant %r" %
+                                      (where, name, var))
+            keys = [point_key(p) for p in other.sweep_points(None, True)]
+            for pt in c.points():
+                if point_key(pt) not in keys:
+                    raise ExperimentError("%s: %s does not run the point "
+                                          "%s" % (where, name,
+                                                  point_key(pt)))
 
 
 def load_all(variants=None, folder=EXPERIMENT_DIR):

@@ -9,21 +9,13 @@ import threading
 import time
 
 from .castate import CA_PERIOD, CaSampler
+from .paths import hang_limit
 from .scenario import ACCESS_RATE_BPS
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams and names the missing ones: burst-loss test.)
 RTT_TOLERANCE = 0.02
 RATE_TOLERANCE = 0.10
-NSTAT_KEYS = ("TcpExtTCPFastRetrans", "TcpExtTCPTimeouts",
-              "TcpExtTCPLossProbes", "TcpExtTCPSACKReorder",
-              "TcpExtTCPDSACKRecv", "TcpExtTCPDSACKUndo",
-              "TcpExtTCPSpuriousRTOs", "TcpExtTCPLostRetransmit",
-              "TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery",
-              "TcpExtTCPRenoReorder", "TcpExtTCPTSReorder",
-              "TcpExtTCPLossUndo", "TcpExtTCPFullUndo",
-              "TcpExtTCPPartialUndo", "TcpExtTCPSpuriousRtxHostQueues",
-              "TcpExtTCPDSACKOfoRecv", "TcpRetransSegs", "TcpOutSegs")
 
 
 class SelfCheckError(RuntimeError):
@@ -90,7 +82,7 @@ def link_bytes(topo, ns, dev):
 def wait_listening(topo, ns, port, timeout=20, udp=False):
     """iperf3 -s (or a UDP receiver) takes a while to start on a loaded
     emulated machine."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + hang_limit(timeout)
     kind = "u" if udp else "t"
     while time.monotonic() < deadline:
         out = topo.ex(ns, ["ss", "-Hl%sn" % kind, "sport",
@@ -119,7 +111,7 @@ def bottleneck_rate(topo, seconds=2.0):
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         start = link_bytes(topo, topo.r2, "b")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + hang_limit(30)
         while link_bytes(topo, topo.r2, "b") - start < 20000:
             if time.monotonic() > deadline or gen.poll() is not None:
                 raise SelfCheckError("no traffic reached R2 in 30 s")
@@ -153,7 +145,7 @@ def wait_drained(topo, timeout=30.0):
     on an idle path.  Returns the seconds it took."""
     t0 = time.monotonic()
     while queued(topo):
-        if time.monotonic() - t0 > timeout:
+        if time.monotonic() - t0 > hang_limit(timeout):
             raise SelfCheckError("the bottleneck queue still held %d "
                                  "packets %.0f s after the rate test" %
                                  (queued(topo), timeout))

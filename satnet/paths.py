@@ -12,5 +12,27 @@ PROFILE_DIR = os.path.join(TOP, "profiles")
 EXPERIMENT_DIR = os.path.join(TOP, "experiments")
 VARIANTS_FILE = os.path.join(TOP, "variants.toml")
 RESULTS_DIR = os.path.join(TOP, "results")
-BUILD_DIR = os.path.join(TOP, "build")
 VM_RUN = os.path.join(TOP, "tools", "vm-run")
+
+# The project's kernel modules: name -> .ko under TOP (the one list).
+MODULES = {"sch_epdn": "sch_epdn/sch_epdn.ko",
+           "tcp_rn": "tcp_rn/tcp_rn.ko",
+           "rn_host": "tcp_rn/rn_host.ko",
+           "tcp_r": "tcp_r/tcp_r.ko",
+           "tcp_esack": "tcp_esack/tcp_esack.ko"}
+TC_PLUGIN = "build/tc/q_epdn.so"
+
+
+# Under QEMU's virtual clock (tools/vm-run --clock virtual) a guest that
+# waits for the host (a 9p read) is idle, and its clock jumps from timer
+# to timer until the reply comes: a file read can cost minutes of guest
+# time.  Timeouts that only catch hangs are then stretched by this
+# factor; vm-run's own timeout, on the host's clock, still ends a run
+# that hangs.
+VIRTUAL = os.environ.get("SATNET_CLOCK") == "virtual"
+HANG_SCALE = 100 if VIRTUAL else 1
+
+
+def hang_limit(seconds):
+    """A timeout that only catches a hang, on this guest's clock."""
+    return seconds * HANG_SCALE

@@ -45,6 +45,35 @@ def _read(path):
         return None
 
 
+_builds = {}
+
+
+def module_builds(top=None):
+    """The srcversion of each project module as built now in the checkout
+    (modinfo of its .ko), None for a module not built."""
+    from .paths import MODULES, TOP
+    top = top or TOP
+    if top not in _builds:
+        out = {}
+        for m, ko in MODULES.items():
+            r = subprocess.run(["modinfo", "-F", "srcversion",
+                                os.path.join(top, ko)],
+                               capture_output=True, text=True)
+            out[m] = r.stdout.strip() or None if r.returncode == 0 else None
+        _builds[top] = out
+    return _builds[top]
+
+
+def stale(rec, builds):
+    """The project modules a record loaded whose build differs from
+    @builds (module_builds()): [] when the record is current.  A module
+    not built now cannot be judged and is not counted."""
+    mods = (rec.get("meta") or {}).get("modules") or {}
+    return sorted(m for m, d in mods.items()
+                  if builds.get(m) and (d or {}).get("srcversion") !=
+                  builds[m])
+
+
 def project_modules():
     """srcversion and parameters of every project module loaded."""
     out = {}
@@ -134,6 +163,17 @@ def limit_bps(sc):
     return sc["rate_bps"] * payload / wire * (1 - lost)
 
 
+RECOVERY_COUNTERS = ("TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery")
+
+
+def recoveries(flows):
+    """Fast recoveries begun per flow (with SACK or without), mean over
+    @flows: the kernel's count of fast retransmits that opened a recovery,
+    the nearest of the seeds' fast retransmit ratio."""
+    return sum(f["counters"].get(c, 0) for f in flows
+               for c in RECOVERY_COUNTERS) / len(flows)
+
+
 def summarize(rec, rate_bps, mss):
     """The metrics of docs/experiments.md, per variant of the run (each
     flow has its own sender namespace, so its own counters)."""
@@ -152,6 +192,7 @@ def summarize(rec, rate_bps, mss):
                   "retrans_share": rtx / sent if sent else None,
                   "timeouts": sum(f["counters"].get("TcpExtTCPTimeouts", 0)
                                   for f in fs) / len(fs),
+                  "recoveries": recoveries(fs),
                   "flows": len(fs), "ca_share": ca_share(fs)}
     j = jain([f["goodput_bps"] for f in flows])
     for v in out.values():
@@ -210,3 +251,40 @@ def load_all(results=RESULTS_DIR, experiments=None, warn=print):
         except (OSError, ValueError) as e:
             warn("satnet: skipping %s" % e)
     return recs
+
+
+EXPORT_FIELDS = ("experiment", "mode", "variant", "point", "rep", "flows",
+                 "goodput_mbps", "goodput_share", "limit_share",
+                 "retrans_share", "timeouts", "jain", "duration_s",
+                 "clock", "kernel", "commit", "dirty", "date", "cpu_bound",
+                 "stale", "path")
+
+
+def rows(recs, builds=None):
+    """One flat row per variant of each run, for pandas or a spreadsheet:
+    the metrics of the summary and what made the run."""
+    builds = module_builds() if builds is None else builds
+    out = []
+    for r in recs:
+        m = r["meta"]
+        git = m.get("git") or {}
+        for v, s in sorted(r["summary"]["variants"].items()):
+            out.append({
+                "experiment": r["experiment"], "mode": r["mode"],
+                "variant": v,
+                "point": ",".join("%s=%s" % kv
+                                  for kv in sorted(r["point"].items())),
+                "rep": r["rep"], "flows": s.get("flows"),
+                "goodput_mbps": s.get("goodput"),
+                "goodput_share": s.get("goodput_share"),
+                "limit_share": s.get("limit_share"),
+                "retrans_share": s.get("retrans_share"),
+                "timeouts": s.get("timeouts"), "jain": s.get("jain"),
+                "duration_s": m.get("duration_s"),
+                "clock": clock_name(m), "kernel": m.get("kernel"),
+                "commit": git.get("commit"), "dirty": git.get("dirty"),
+                "date": m.get("date"),
+                "cpu_bound": r["summary"].get("cpu_bound"),
+                "stale": bool(stale(r, builds)),
+                "path": r.get("_path")})
+    return out

@@ -6,14 +6,15 @@ records only; nothing is run.
 
 import csv
 import os
+import re
 
 from . import h2h, record, stats
 from .castate import CA_STATES, fmt_shares
-from .experiment import load_all, point_key
+from .experiment import ACROSS, load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
 
-MODE_ORDER = ("full", "quick", "point", "legacy")
+MODE_ORDER = ("full", "quick", "point")
 VERDICTS = stats.VERDICTS + ("not comparable", "not run")
 # Verdicts whose claim's "why" explains a disagreement.
 DISAGREE = ("direction only", "seed's magnitude refuted", "contradicted",
@@ -27,6 +28,10 @@ def _metric(rec, variant, metric):
     if metric == "limit_share" and v.get(metric) is None:
         sc = rec["meta"].get("scenario")
         return v["goodput"] * 1e6 / limit_bps(sc) if sc else None
+    if metric == "recoveries" and v.get(metric) is None:
+        # records summarised before the metric existed: their counters
+        return record.recoveries([f for f in rec["flows"]
+                                  if f["variant"] == variant])
     return v.get(metric)
 
 
@@ -71,6 +76,12 @@ class Results:
         return max(((v, e) for v, e in ests if e.n),
                    key=lambda x: x[1].mean, default=None)
 
+    def stale(self, variants, point):
+        """Runs of @variants at @point made by other module builds."""
+        builds = record.module_builds()
+        return sum(1 for v in variants for r in self.runs(v, point)
+                   if record.stale(r, builds))
+
     def counter(self, variant, point, name):
         return stats.Estimate([_counter(r, variant, name)
                                for r in self.runs(variant, point)])
@@ -84,6 +95,42 @@ class Results:
 
     def points(self):
         return self.exp.sweep_points("full")
+
+
+class ClaimRuns:
+    """The runs one claim compares: its experiment's (@res), and for a
+    variant named EXPERIMENT:VARIANT that experiment's (from @pool, the
+    Results by experiment name).  The same calls as Results; its mode is
+    "full" only where every experiment the claim reads is."""
+
+    def __init__(self, claim, res, pool=None):
+        self.own, self.pool = res, pool or {}
+        parts = [self._where(v)[0] for v in claim.variants()] or [res]
+        modes = [r.mode if r is not None else None for r in parts]
+        self.mode = modes[0] if len(set(modes)) == 1 else None
+        self.recs = [x for r in parts if r is not None for x in r.recs]
+
+    def _where(self, variant):
+        name, sep, var = variant.rpartition(":")
+        return (self.pool.get(name), var) if sep else (self.own, variant)
+
+    def runs(self, variant, point):
+        res, var = self._where(variant)
+        return res.runs(var, point) if res is not None else []
+
+    def estimate(self, variant, point, metric=None):
+        res, var = self._where(variant)
+        return res.estimate(var, point, metric) if res is not None else \
+            stats.Estimate([])
+
+    def counter(self, variant, point, name):
+        res, var = self._where(variant)
+        return res.counter(var, point, name) if res is not None else \
+            stats.Estimate([])
+
+    def stale(self, variants, point):
+        return sum(res.stale([var], point) for res, var in
+                   map(self._where, variants) if res is not None)
 
 
 def table_rows(res):
@@ -116,16 +163,27 @@ def write_csv(res, path):
     return rows
 
 
+def _categories(exp):
+    """The values of a sweep of names (a categorical axis, such as the
+    delay distribution), in the file's order; None for numbers."""
+    vals = exp.sweep["values"] if exp.sweep else []
+    return list(vals) if vals and all(isinstance(v, str) for v in vals) \
+        else None
+
+
 def _series(res):
-    """[(variant, [(x, Estimate)])] of the variants with runs."""
+    """[(variant, [(x, Estimate)])] of the variants with runs (x scaled,
+    or a name of a categorical sweep)."""
     exp = res.exp
     scale = exp.sweep.get("scale", 1) if exp.sweep else 1
+    if _categories(exp):
+        scale = None
     out = []
     for v in exp.variants:
         pts = [(next(iter(p.values()), None), res.estimate(v, p))
                for p in res.points()]
-        pts = [(x * scale if x is not None else None, e) for x, e in pts
-               if e.n]
+        pts = [(x * scale if x is not None and scale is not None else x, e)
+               for x, e in pts if e.n]
         if pts:
             out.append((v, pts))
     return out
@@ -143,14 +201,16 @@ def _bars(ax, series, xlabel):
         ax.set_xlabel(xlabel)
 
 
-def _lines(ax, series, xlabel):
+def _lines(ax, series, xlabel, join=True):
+    """One line per variant; join=False: markers only (names on the x
+    axis have no order to draw a line along), dodged further apart."""
     xs = sorted({x for _, pts in series for x, _ in pts})
-    dodge = (xs[-1] - xs[0]) * 0.008
+    dodge = (xs[-1] - xs[0]) * (0.008 if join else 0.03)
     for i, (v, pts) in enumerate(series):
         off = (i - (len(series) - 1) / 2) * dodge
         ax.errorbar([x + off for x, _ in pts], [e.mean for _, e in pts],
                     yerr=[e.half or 0 for _, e in pts], marker="o",
-                    capsize=3, label=v)
+                    capsize=3, label=v, linestyle="-" if join else "none")
     ax.set_xlabel(xlabel)
     ax.legend(fontsize=7, ncol=2)
 
@@ -167,11 +227,21 @@ def plot(res, path):
     xs = {x for _, pts in series for x, _ in pts}
     label = exp.sweep.get("label", exp.sweep["key"]) if exp.sweep else ""
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    if len(xs) > 1:
+    cats = _categories(exp)
+    if len(xs) > 1 and cats:
+        # names, at evenly spaced positions in the sweep's order
+        used = [c for c in cats if c in xs]
+        pos = {c: i for i, c in enumerate(used)}
+        _lines(ax, [(v, [(pos[x], e) for x, e in pts])
+                    for v, pts in series], label, join=False)
+        ax.set_xticks(range(len(used)), used)
+        ax.set_xlim(-0.5, len(used) - 0.5)
+    elif len(xs) > 1:
         _lines(ax, series, label)
     else:
         x = next(iter(xs), None)
-        _bars(ax, series, "%s = %g" % (label, x) if x is not None else "")
+        _bars(ax, series, "" if x is None else "%s = %s" % (
+            label, x if isinstance(x, str) else "%g" % x))
     ax.set_ylabel(exp.ylabel)
     ax.set_title("%s (%s, %s)" % (exp.source, res.mode, exp.name),
                  fontsize=9)
@@ -193,26 +263,36 @@ def _pair(claim, res):
     return a, b, stats.Ratio(b, a) if lower else stats.Ratio(a, b)
 
 
-def judge(claim, res):
-    """(ours as text, stats.Judgement) of one claim."""
+def judge(claim, res, pool=None):
+    """(ours as text, stats.Judgement) of one claim.  @pool: the Results
+    of other experiments by name, for variants named EXPERIMENT:VARIANT."""
     if claim.form == "na":
         return "–", stats.Judgement("not comparable")
-    pt = claim.at
-    if res is None or not all(res.runs(v, pt) for v in claim.variants()):
+    res = ClaimRuns(claim, res, pool)
+    if not all(res.runs(v, pt) for v in claim.variants()
+               for pt in claim.points()):
         return "–", stats.Judgement("not run")
     full = res.mode == "full"
     if claim.form == "ratio":
         return judge_ratio(claim, res, full)
     if claim.form == "best":
         return judge_best(claim, res, full)
+    if claim.form in ACROSS:
+        return judge_across(claim, res, full)
     a, b, r = _pair(claim, res)
     rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
             "same": stats.judge_same}[claim.form]
-    kw = {"margin": claim.margin} if claim.form != "better" else {}
-    text = "%s: %s; %s: %s; ratio %s%s" % (
-        claim.spec["a"], a.fmt(), claim.spec["b"], b.fmt(), r.fmt(),
-        " (%s is lower)" % claim.spec["a"] if claim.spec.get("lower")
-        else "")
+    kw = {"margin": claim.margin}
+    lower = claim.spec.get("lower")
+    if r.diff:
+        num, den = (claim.spec["b"], claim.spec["a"]) if lower else \
+            (claim.spec["a"], claim.spec["b"])
+        cmp = "difference %s - %s %s (a mean is 0)" % (num, den, r.fmt())
+    else:
+        cmp = "ratio %s%s" % (r.fmt(), " (%s is lower)" % claim.spec["a"]
+                              if lower else "")
+    text = "%s: %s; %s: %s; %s" % (claim.spec["a"], a.fmt(),
+                                   claim.spec["b"], b.fmt(), cmp)
     return text, rule(r, full, _runs(a, b), **kw)
 
 
@@ -225,7 +305,8 @@ def judge_ratio(claim, res, full):
         r = stats.Ratio(num, den)
         js.append(stats.judge_factor(r, claim.spec["seed"], full,
                                      _runs(num, den), claim.margin))
-        parts.append("/%s %s (n=%d/%d)" % (v, r.fmt(), num.n, den.n))
+        parts.append("%s%s %s (n=%d/%d)" % ("-" if r.diff else "/", v,
+                                              r.fmt(), num.n, den.n))
     return "; ".join(parts), stats.weakest(js)
 
 
@@ -254,6 +335,45 @@ def judge_best(claim, res, full):
             (o, eo.fmt(), 100 * level, len(ours)), j)
 
 
+def _value(point):
+    """A sweep point by its value alone ("1e-07")."""
+    return ", ".join("%g" % v if isinstance(v, (int, float)) else str(v)
+                     for v in point.values())
+
+
+def judge_across(claim, res, full):
+    """trend and steady: A at `to` against A at `from`, or with B the
+    ratio of ratios (A / B at `to`) / (A / B at `from`); a trend is
+    judged as `better` in its direction, steady as `same`."""
+    s = claim.spec
+    frm, to = claim.points()
+    ends = (("from", frm), ("to", to))
+    est = {(v, end): res.estimate(v, pt, claim.metric)
+           for v in claim.variants() for end, pt in ends}
+    a, b = s["a"], s.get("b")
+    if b:
+        r = stats.Trend(est[a, "to"], est[b, "to"], est[a, "from"],
+                        est[b, "from"])
+        what = "ratio of ratios (%s / %s at %s) / (at %s)" % (
+            a, b, _value(to), _value(frm))
+    else:
+        r = stats.Ratio(est[a, "to"], est[a, "from"])
+        what = "ratio %s at %s / at %s" % (a, _value(to), _value(frm))
+    if r.diff:
+        what = "difference %s at %s - at %s %s (a mean is 0)" % (
+            a, _value(to), _value(frm), r.diff.fmt())
+    elif r.zero:
+        what += " none (a mean is 0)"
+    else:
+        what += " " + r.fmt()
+    rule = stats.judge_better if claim.form == "trend" else stats.judge_same
+    j = rule(r.inverse() if s.get("falls") else r, full,
+             _runs(*est.values()), claim.margin)
+    text = "; ".join("%s at %s: %s" % (v, _value(pt), est[v, end].fmt())
+                     for v in claim.variants() for end, pt in ends)
+    return "%s; %s" % (text, what), j
+
+
 def seed_value(claim):
     if claim.form == "ratio":
         s = claim.spec["seed"]
@@ -269,6 +389,14 @@ def seed_value(claim):
     if claim.form == "best":
         return "best of %s > best of %s" % ("/".join(claim.spec["ours"]),
                                           "/".join(claim.spec["theirs"]))
+    if claim.form in ACROSS:
+        s = claim.spec
+        frm, to = claim.points()
+        how = "grows" if s.get("grows") else "falls" if s.get("falls") \
+            else "steady (margin %g×)" % claim.margin
+        return "%s %s, %s %s → %s" % (
+            " / ".join(claim.variants()), how, ", ".join(to), _value(frm),
+            _value(to))
     return "–"
 
 
@@ -281,14 +409,16 @@ def _range(e):
         "%.3g (%.3g–%.3g)" % (e.mean, lo, hi)
 
 
-def evidence(claim, res):
+def evidence(claim, res, pool=None):
     """The counters a claim names, each variant's mean per run."""
-    if res is None or not res.recs or not claim.counters:
+    res = ClaimRuns(claim, res, pool)
+    if not res.recs or not claim.counters:
         return ""
-    parts = []
+    parts, pts = [], claim.points()
     for c in claim.counters:
-        vals = ["%s %s" % (v, _range(res.counter(v, claim.at, c)))
-                for v in claim.variants()]
+        vals = ["%s%s %s" % (v, " at " + _value(p) if len(pts) > 1 else "",
+                             _range(res.counter(v, p, c)))
+                for v in claim.variants() for p in pts]
         parts.append("%s: %s" % (c.replace("TcpExt", ""), ", ".join(vals)))
     return "; ".join(parts)
 
@@ -303,21 +433,65 @@ def claims_table(exps, results):
              "(mean, range) |",
              "|---|---|---|---|---|---|---|---|"]
     count = dict.fromkeys(VERDICTS, 0)
+    per_seed = {}
     for exp in exps:
         for c in exp.claims:
-            ours, j = judge(c, results.get(exp.name))
+            res = results.get(exp.name)
+            ours, j = judge(c, res, results)
             count[j.verdict] += 1
+            seed = per_seed.setdefault(seed_of(c.source),
+                                       dict.fromkeys(VERDICTS, 0))
+            seed[j.verdict] += 1
+            runs = ClaimRuns(c, res, results)
+            old = sum(runs.stale(c.variants(), p) for p in c.points())
+            verdict = "**%s**%s" % (j.verdict, " (%d stale runs)" % old
+                                    if old else "")
             why = c.why if j.verdict in DISAGREE else ""
             if c.form == "na":
                 why = c.spec
-            ev = evidence(c, results.get(exp.name))
-            lines.append("| %s: %s | %s | %s | %s | %s | %s | **%s** | %s |"
+            ev = evidence(c, res, results)
+            lines.append("| %s: %s | %s | %s | %s | %s | %s | %s | %s |"
                          % (c.id, _cell(c.text), _cell(c.source),
                             _cell(seed_value(c)), _cell(ours), j.direction,
-                            j.magnitude, j.verdict,
+                            j.magnitude, verdict,
                             _cell("; ".join(x for x in (why, ev) if x))))
     summary = ", ".join("%d %s" % (n, v) for v, n in count.items() if n)
-    return lines, summary
+    return lines, summary, per_seed
+
+
+def seed_of(source):
+    """'seed 000' of a claim's source ('seed 000 §4.1.1'), or the source."""
+    m = re.match(r"seed \d+", source or "")
+    if m:
+        return m.group(0)
+    return "head-to-head goals" if "head-to-head" in (source or "") \
+        else "other"
+
+
+def seed_summary(per_seed):
+    """One screen: per seed, how many claims got each verdict."""
+    used = [v for v in VERDICTS if any(c[v] for c in per_seed.values())]
+    lines = ["| seed | claims | " + " | ".join(used) + " |",
+             "|---|---|" + "---|" * len(used)]
+    for seed in sorted(per_seed):
+        c = per_seed[seed]
+        lines.append("| %s | %d | %s |" % (
+            seed, sum(c.values()), " | ".join(str(c[v]) for v in used)))
+    return lines
+
+
+def builds_line(recs):
+    """How many runs the project's modules as built now made."""
+    builds = record.module_builds()
+    if not any(builds.values()):
+        return "- module builds: not known (the modules are not built " \
+            "here, so stale runs cannot be told)"
+    old = [r for r in recs if record.stale(r, builds)]
+    mods = sorted({m for r in old for m in record.stale(r, builds)})
+    return "- module builds: %d of %d runs made by the modules as built " \
+        "now%s" % (len(recs) - len(old), len(recs),
+                   "; %d stale (other builds of %s: `satnet run` runs them "
+                   "again)" % (len(old), ", ".join(mods)) if old else "")
 
 
 def header(recs, command, older=0):
@@ -345,11 +519,16 @@ def header(recs, command, older=0):
         "- runs dated %s to %s" % (dates[0], dates[-1]) if dates else "",
         "- machine time: %.0f s over all runs (`meta.wall_s`)" %
         sum(r["meta"].get("wall_s", 0) for r in recs),
+        builds_line(recs),
         "- CPU-bound runs (the guest's CPU busy more than half of the "
         "flows' time, `host.cpu`): %d of %d" %
         (sum(bool((r.get("summary") or {}).get("cpu_bound")) for r in recs),
          sum("cpu" in (r.get("host") or {}) for r in recs)),
     ]
+
+
+SAME_WORDS = {"reproduced": "equivalent", "contradicted": "width changed it",
+              "pilot": "pilot (fewer than 3 runs)"}
 
 
 def serial_control(results):
@@ -364,17 +543,22 @@ def serial_control(results):
                 s = res.estimate(v, pt, recs=res.serial)
                 p = res.estimate(v, pt)
                 if s.n and p.n:
-                    lines.append("| %s | %s %s | %s | %s | %s |" % (
-                        name, v, point_key(pt), p.fmt(), s.fmt(),
-                        stats.Ratio(p, s).fmt()))
+                    r = stats.Ratio(p, s)
+                    j = stats.judge_same(r, True, min(s.n, p.n))
+                    lines.append("| %s | %s %s | %s | %s | %s | %s |" % (
+                        name, v, point_key(pt), p.fmt(), s.fmt(), r.fmt(),
+                        SAME_WORDS.get(j.verdict, j.verdict)))
     if not lines:
         return []
     return ["## Serial control", "",
             "The same points run alone (width 1) and side by side "
-            "(`meta.width`): a ratio whose CI holds 1 means running in "
-            "parallel did not change the result.", "",
-            "| experiment | point | parallel | serial | ratio |",
-            "|---|---|---|---|---|"] + lines + [""]
+            "(`meta.width`), judged as equivalence: the width changed "
+            "nothing only where the ratio's CI lies inside [1/%.2g, %.2g] "
+            "(a CI that merely holds 1 shows nothing), with at least %d "
+            "runs of each." % (stats.EQUIV_MARGIN, stats.EQUIV_MARGIN,
+                               stats.MIN_RUNS), "",
+            "| experiment | point | parallel | serial | ratio | verdict |",
+            "|---|---|---|---|---|---|"] + lines + [""]
 
 
 def experiment_section(res, figdir, mddir):
@@ -414,7 +598,7 @@ def ca_cell(row):
 
 
 def other_records(recs, known):
-    """Records whose experiment has no file (converted older runs)."""
+    """Records whose experiment has no file (removed or renamed since)."""
     groups = {}
     for r in recs:
         if r["experiment"] in known:
@@ -424,8 +608,8 @@ def other_records(recs, known):
     if not groups:
         return []
     out = ["## Older runs", "",
-           "Runs of experiments that no longer have a file (converted from "
-           "older record shapes, `meta.converted_from`): total goodput.", "",
+           "Runs of experiments that no longer have a file: total "
+           "goodput.", "",
            "| experiment | variant | point | goodput (Mbit/s) |",
            "|---|---|---|---|"]
     for (e, v, p), vals in sorted(groups.items()):
@@ -440,18 +624,29 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     md = md or os.path.join(TOP, "docs", "results.md")
     figdir = figdir or os.path.join(os.path.dirname(md), "results")
     os.makedirs(figdir, exist_ok=True)
-    exps = [e for e in load_all(folder=experiments)
-            if not names or e.name in names]
+    every = load_all(folder=experiments)
+    exps = [e for e in every if not names or e.name in names]
+    # and the experiments whose runs their claims read (EXPERIMENT:VARIANT)
+    read = {e.name for e in exps} | {n for e in exps for c in e.claims
+                                     for n, _ in c.refs}
     kw = {"results": results} if results else {}
-    recs = load_records(experiments=names, warn=warn, **kw)
+    recs = load_records(experiments=sorted(read) if names else None,
+                        warn=warn, **kw)
     by_exp = {}
     for r in recs:
         by_exp.setdefault(r["experiment"], []).append(r)
-    results_ = {e.name: Results(e, by_exp[e.name]) for e in exps
-                if e.name in by_exp}
-    claims, summary = claims_table(exps, results_)
+    pool = {e.name: Results(e, by_exp[e.name]) for e in every
+            if e.name in read and e.name in by_exp}
+    results_ = {n: r for n, r in pool.items()
+                if any(e.name == n for e in exps)}
+    recs = [r for r in recs if r["experiment"] not in pool or
+            r["experiment"] in results_]
+    claims, summary, per_seed = claims_table(exps, pool)
     current = [r for r in recs if r["experiment"] in results_]
-    out = ["# Results: the seeds' claims on a real kernel", ""]
+    out = ["# Results: the seeds' claims on a real kernel", "",
+           "Verdicts per seed (the rule: [experiments.md](experiments.md"
+           "#how-a-claim-is-judged); *pilot*: fewer than 3 full-length "
+           "runs a side):", ""] + seed_summary(per_seed) + [""]
     out += header(current, command or "satnet report",
                   len(recs) - len(current)) if current else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]
@@ -487,3 +682,27 @@ def head_to_head(results, figdir, mddir, command):
     h2h.write(os.path.join(mddir, "head-to-head.md"),
               h2h.block(exps, figdir, mddir,
                         header(recs, command or "satnet report")))
+
+
+def compare(a_dir, b_dir, metric="goodput", warn=print):
+    """Markdown lines: every (experiment, mode, point, variant) stored in
+    both folders, B's mean against A's as a ratio with its log-scale CI,
+    and whether they are the same within the equivalence margin."""
+    groups = {}
+    for side, d in ((0, a_dir), (1, b_dir)):
+        for r in load_records(d, warn=warn):
+            for v in r["summary"]["variants"]:
+                key = (r["experiment"], r["mode"], point_key(r["point"]), v)
+                groups.setdefault(key, ([], []))[side].append(
+                    _metric(r, v, metric))
+    lines = ["| experiment | mode | point | variant | A (n) | B (n) | "
+             "B / A (95 % CI) | " +
+             "same within %g× |" % stats.EQUIV_MARGIN,
+             "|---|---|---|---|---|---|---|---|"]
+    for key in sorted(k for k, (a, b) in groups.items() if a and b):
+        a, b = (stats.Estimate(x) for x in groups[key])
+        r = stats.Ratio(b, a)
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            *key, a.fmt(), b.fmt(), r.fmt(),
+            stats.judge_same(r, True, min(a.n, b.n)).verdict))
+    return lines

@@ -19,7 +19,7 @@ import time
 
 from . import measure, record
 from .measure import SelfCheckError
-from .paths import RESULTS_DIR
+from .paths import RESULTS_DIR, hang_limit
 from .scenario import load_profile
 from .topo import Topology, modprobe
 
@@ -187,7 +187,8 @@ def together(fn, jobs, timeout=900, action=None):
     aborting the barrier so that no thread waits for a party that
     failed."""
     out, errs = [None] * len(jobs), []
-    barrier = threading.Barrier(len(jobs), action=action, timeout=timeout)
+    barrier = threading.Barrier(len(jobs), action=action,
+                                timeout=hang_limit(timeout))
 
     def work(i, kw):
         try:
@@ -355,18 +356,22 @@ def run_point(pt, width=1, tag=None, setup_lock=None):
     return rec
 
 
-def stored(pt, results=RESULTS_DIR):
-    """The point's record exists and ran what the files say now (records
-    older than meta.spec count as current)."""
+def stored(pt, results=RESULTS_DIR, reuse_stale=False):
+    """The point's record exists, ran what the files say now (its
+    meta.spec, resolved values) and, unless @reuse_stale, was made by the
+    project's modules as built now (their srcversions)."""
     path = os.path.join(results, pt.relpath())
     if not os.path.exists(path):
         return False
     try:
         with open(path) as f:
-            have = json.load(f)["meta"].get("spec")
+            rec = json.load(f)
+        have = rec["meta"].get("spec")
     except (OSError, ValueError, KeyError):
         return False
-    return have is None or have == json.loads(json.dumps(pt.spec()))
+    if have != json.loads(json.dumps(pt.spec())):
+        return False
+    return reuse_stale or not record.stale(rec, record.module_builds())
 
 
 class Runner:
@@ -374,14 +379,16 @@ class Runner:
     Stored points are skipped, so an interrupted run resumes."""
 
     def __init__(self, width=3, results=RESULTS_DIR, progress=None,
-                 log=print):
+                 log=print, reuse_stale=False):
         self.width, self.results = width, results
+        self.reuse_stale = reuse_stale
         self.gate, self.setup = ParamGate(), threading.Lock()
         self.progress, self.log = progress, log
         self.errors = []
 
     def run(self, points):
-        todo = [p for p in points if not stored(p, self.results)]
+        todo = [p for p in points
+                if not stored(p, self.results, self.reuse_stale)]
         # a mix runs alone: its flows need every CPU cycle
         singles = [p for p in todo if p.variant != "mix"]
         mixes = [p for p in todo if p.variant == "mix"]

@@ -18,11 +18,11 @@ esack caps B2 at 6553.  The other three are 32-bit counters.  The modules
 always set dctcp_enabled, so "dctcp:fallback_mode" (DCTCP's own Reno
 fallback) never comes from them.
 
-Command line: `ss -tinH | python3 -m satnet.ssdecode` rewrites the output.
+Command line: `satnet ss` (satnet/cli.py) rewrites the output of
+`ss -tinH`.
 """
 
 import re
-import sys
 
 MODULES = ("rn", "r", "esack")
 # ss prints these option flags before the congestion control's name.
@@ -175,7 +175,3 @@ def format_ss(text):
     dn_acks:1234)".  Everything else, other congestion controls (DCTCP
     itself too) included, is left byte for byte."""
     return "".join(map(_rewrite, _blocks(text)))
-
-
-if __name__ == "__main__":
-    sys.stdout.write(format_ss(sys.stdin.read()))

@@ -5,10 +5,10 @@ docs/experiments.md ("How a claim is judged") states the rule in words;
 this file is its only implementation.
 """
 
+import copy
+import functools
 import math
 import statistics
-
-from scipy import stats as _st
 
 LEVEL = 0.95
 MIN_RUNS = 3            # fewer runs per arm, or shorter runs: a pilot
@@ -20,8 +20,13 @@ VERDICTS = ("reproduced", "direction reproduced, magnitude open",
             "seed's magnitude refuted", "contradicted", "pilot", "no data")
 
 
+@functools.lru_cache(maxsize=None)
 def _t(df, level=LEVEL):
-    return _st.t.ppf((1 + level) / 2, df)
+    # scipy takes half a second to import, far longer in the emulated VM,
+    # and most commands never reach a confidence interval.
+    from scipy import stats
+
+    return float(stats.t.ppf((1 + level) / 2, df))
 
 
 class Estimate:
@@ -53,6 +58,18 @@ class Estimate:
             digits, self.mean, self.half, self.sd, self.n)
 
 
+def _welch_half(parts, level):
+    """The half-width of a sum of independent terms, @parts as
+    [(variance, n)]: t at the Welch-Satterthwaite degrees of freedom,
+    (sum v)^2 / sum(v^2 / (n - 1)), times the root of the summed
+    variances; 0 when they sum to 0."""
+    total = sum(v for v, _ in parts)
+    if total == 0:
+        return 0.0
+    df = total ** 2 / sum(v ** 2 / (n - 1) for v, n in parts)
+    return _t(df, level) * math.sqrt(total)
+
+
 class Ratio:
     """A / B of two independent positive means, with its CI on the log
     scale: log A - log B by the delta method (the squared relative
@@ -61,20 +78,36 @@ class Ratio:
     the interval of B / A.  @level widens it (a multiplicity correction)."""
 
     def __init__(self, a, b, level=LEVEL):
-        self.a, self.b = a, b
-        self.value = self.lo = self.hi = None
-        if a.mean is None or b.mean is None or a.mean <= 0 or b.mean <= 0:
+        self._fit([a], [b], level)
+
+    @property
+    def a(self):
+        return self.num[0]
+
+    @property
+    def b(self):
+        return self.den[0]
+
+    def _fit(self, num, den, level):
+        """The product of the means @num over that of the means @den."""
+        self.num, self.den = num, den
+        self.value = self.lo = self.hi = self.diff = None
+        self.zero = False
+        ests = num + den
+        if any(e.mean is None or e.mean < 0 for e in ests):
             return
-        self.value = a.mean / b.mean
-        if a.n < 2 or b.n < 2:
+        if any(e.mean == 0 for e in ests):
+            # a count that was 0 in every run: no ratio, but a direction
+            self.zero = True
+            if len(ests) == 2:
+                self.diff = Difference(num[0], den[0], level)
             return
-        ra = (a.sd / a.mean) ** 2 / a.n
-        rb = (b.sd / b.mean) ** 2 / b.n
-        if ra + rb == 0:
-            self.lo = self.hi = self.value
+        self.value = math.prod(e.mean for e in num) / \
+            math.prod(e.mean for e in den)
+        if any(e.n < 2 for e in ests):
             return
-        df = (ra + rb) ** 2 / (ra ** 2 / (a.n - 1) + rb ** 2 / (b.n - 1))
-        w = _t(df, level) * math.sqrt(ra + rb)
+        w = _welch_half([((e.sd / e.mean) ** 2 / e.n, e.n) for e in ests],
+                        level)
         self.lo, self.hi = self.value * math.exp(-w), self.value * math.exp(w)
 
     @property
@@ -83,19 +116,73 @@ class Ratio:
 
     def inverse(self):
         """B / A with the same interval, inverted."""
-        r = Ratio.__new__(Ratio)
-        r.a, r.b = self.b, self.a
+        r = copy.copy(self)
+        r.num, r.den = self.den, self.num
+        r.diff = self.diff.negated() if self.diff else None
         r.value = 1 / self.value if self.value else None
         r.lo = 1 / self.hi if self.has_ci else None
         r.hi = 1 / self.lo if self.has_ci else None
         return r
 
     def fmt(self):
+        if self.diff:
+            return self.diff.fmt()
         if self.value is None:
             return "–"
         if not self.has_ci:
             return "%.2f" % self.value
         return "%.2f [%.2f, %.2f]" % (self.value, self.lo, self.hi)
+
+
+class Trend(Ratio):
+    """How the ratio of A to B moved across the sweep: (A / B at `to`) /
+    (A / B at `from`), four independent positive means, above 1 where the
+    ratio grew.  Its log is log A_to - log B_to - log A_from + log B_from,
+    so its CI is a Ratio's with four terms: the four squared relative
+    standard errors add, with Welch-Satterthwaite degrees of freedom over
+    the four.  A mean of 0 leaves it without a value (`zero`): a ratio at
+    a point would be 0 or infinite."""
+
+    def __init__(self, a_to, b_to, a_from, b_from, level=LEVEL):
+        self._fit([a_to, b_from], [b_to, a_from], level)
+
+
+class Difference:
+    """A - B with its Welch CI: what a Ratio falls back on when a mean is
+    zero (a count that no run saw).  sign() is +1 or -1 when the CI lies
+    above or below zero, 0 when both arms were 0 in every run, else
+    None."""
+
+    def __init__(self, a, b, level=LEVEL):
+        self.value = a.mean - b.mean
+        self.lo = self.hi = None
+        if a.n < 2 or b.n < 2:
+            return
+        w = _welch_half([(e.sd ** 2 / e.n, e.n) for e in (a, b)], level)
+        self.lo, self.hi = self.value - w, self.value + w
+
+    @property
+    def has_ci(self):
+        return self.lo is not None
+
+    def negated(self):
+        d = Difference.__new__(Difference)
+        d.value = -self.value
+        d.lo = -self.hi if self.has_ci else None
+        d.hi = -self.lo if self.has_ci else None
+        return d
+
+    def sign(self):
+        if self.lo > 0:
+            return 1
+        if self.hi < 0:
+            return -1
+        return 0 if self.lo == self.hi == 0 else None
+
+    def fmt(self):
+        if not self.has_ci:
+            return "%.3g" % self.value
+        return "%.3g [%.3g, %.3g]" % (self.value, self.lo, self.hi)
 
 
 class Judgement:
@@ -114,11 +201,39 @@ class Judgement:
 
 def _ready(r, full, runs):
     """The Judgement that stands when @r cannot be judged, or None."""
-    if r.value is None:
+    if r.value is None and r.diff is None and not r.zero:
         return Judgement("no data")
-    if not full or runs < MIN_RUNS or not r.has_ci:
+    if not full or runs < MIN_RUNS:
+        return Judgement("pilot")
+    if r.zero and r.diff is None:
+        # a Trend with a mean of 0: no ratio of ratios, nor a direction
+        return Judgement("inconclusive", "open")
+    if not (r.diff or r).has_ci:
         return Judgement("pilot")
     return None
+
+
+def _judge_zero(r, kind):
+    """A mean of zero: the direction from the difference of the means;
+    the size of a ratio to zero stays open.  @kind is factor, better,
+    at_least or same."""
+    sign = r.diff.sign()
+    if kind == "same":
+        return Judgement("reproduced", "reproduced") if sign == 0 else \
+            Judgement("contradicted", "contradicted") if sign else \
+            Judgement("inconclusive", "open")
+    size = "open" if kind == "factor" else "–"
+    if kind == "at_least" and (sign == 1 or r.b.mean == 0):
+        return Judgement("reproduced", "reproduced")
+    if sign == 1:
+        return Judgement("direction reproduced, magnitude open"
+                         if kind == "factor" else "reproduced",
+                         "reproduced", size)
+    if sign == -1:
+        return Judgement("contradicted", "contradicted", size)
+    if sign == 0 and kind != "at_least":
+        return Judgement("effect absent", "open", size)
+    return Judgement("inconclusive", "open", size)
 
 
 def _no_effect(r, margin):
@@ -135,6 +250,8 @@ def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
         return j
     if seed < 1:
         r, seed = r.inverse(), 1 / seed
+    if r.diff:
+        return _judge_zero(r, "factor")
     band = (seed ** 0.5, seed ** 1.5)
     inside = band[0] <= r.lo and r.hi <= band[1]
     outside = r.hi < band[0] or r.lo > band[1]
@@ -160,6 +277,8 @@ def judge_better(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     j = _ready(r, full, runs)
     if j:
         return j
+    if r.diff:
+        return _judge_zero(r, "better")
     if r.lo > 1:
         return Judgement("reproduced", "reproduced")
     if r.hi < 1:
@@ -176,6 +295,8 @@ def judge_at_least(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     j = _ready(r, full, runs)
     if j:
         return j
+    if r.diff:
+        return _judge_zero(r, "at_least")
     if r.lo >= 1 / margin:
         return Judgement("reproduced", "reproduced")
     if r.hi < 1 / margin:
@@ -189,6 +310,8 @@ def judge_same(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     j = _ready(r, full, runs)
     if j:
         return j
+    if r.diff:
+        return _judge_zero(r, "same")
     if _no_effect(r, margin):
         return Judgement("reproduced", "reproduced")
     if r.lo > margin or r.hi < 1 / margin:
@@ -212,17 +335,3 @@ def pooled(estimates):
     """The mean of several variants' means, as one estimate over their
     values."""
     return Estimate([v for e in estimates for v in e.values])
-
-
-def verdict_better(a, b, lower=False):
-    """For comparisons outside the seeds' claims (docs/head-to-head.md):
-    holds when A's metric is higher (lower=True: lower) than B's on the
-    log-scale CI, fails when it is lower, else inconclusive."""
-    r = Ratio(b, a) if lower else Ratio(a, b)
-    if r.value is None:
-        return "no data"
-    if not r.has_ci:
-        return "inconclusive"
-    if r.lo > 1:
-        return "holds"
-    return "fails" if r.hi < 1 else "inconclusive"

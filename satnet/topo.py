@@ -41,7 +41,7 @@ import threading
 import time
 
 from . import dist
-from .paths import TOP
+from .paths import MODULES, TOP, hang_limit
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 TC_LIB = os.path.join(TOP, "build", "tclib")
@@ -59,7 +59,7 @@ def run(cmd, check=True, inp=None, timeout=120, ns=None):
     enters it, and the command starts there)."""
     with netns(ns):
         r = subprocess.run(cmd, input=inp, capture_output=True, text=True,
-                           timeout=timeout, env=tc_env())
+                           timeout=hang_limit(timeout), env=tc_env())
     if check and r.returncode:
         raise TopologyError("%s failed (%d): %s" %
                             (" ".join(cmd), r.returncode,
@@ -84,15 +84,14 @@ def prepare_tclib():
         link = os.path.join(TC_LIB, "q_epdn.so")
         with _tclib_lock:
             if not os.path.lexists(link):
-                os.symlink(plugin, link)
+                try:
+                    os.symlink(plugin, link)
+                except FileExistsError:     # another guest made it
+                    pass
 
 
 # Our modules, loaded from the build tree when they are not installed.
-OWN_MODULES = {"sch_epdn": "sch_epdn/sch_epdn.ko",
-               "tcp_rn": "tcp_rn/tcp_rn.ko",
-               "rn_host": "tcp_rn/rn_host.ko",
-               "tcp_r": "tcp_r/tcp_r.ko",
-               "tcp_esack": "tcp_esack/tcp_esack.ko"}
+OWN_MODULES = MODULES
 # What insmod cannot resolve by itself (modprobe reads modules.dep).
 OWN_DEPENDS = {"tcp_r": ("tcp_rn",)}
 
@@ -158,6 +157,14 @@ def reorder_band_args(direction, base_extra_ms):
     elif r.dist == "exponential":
         args[3:3] = ["distribution", "satnet-exp"]
     return args
+
+
+def remove_netns(ns):
+    """Kill what runs in namespace @ns, then delete it."""
+    pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
+    if pids:
+        run(["kill", "-9"] + pids, check=False)
+    return run(["ip", "netns", "del", ns], check=False).returncode == 0
 
 
 class Topology:
@@ -446,10 +453,7 @@ class Topology:
 
     def down(self):
         for ns in reversed(self.created):
-            pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
-            if pids:
-                run(["kill", "-9"] + pids, check=False)
-            run(["ip", "netns", "del", ns], check=False)
+            remove_netns(ns)
         self.created = []
 
 
@@ -597,8 +601,8 @@ def tcp(sport, dport, seq, paylen, flags=0x18, doff=5):
 def raw_tcp(p):
     """A TCP/IPv4 packet that a host accepts (both checksums right) from a
     dict: src, dst, sport, dport, seq, ack, flags ("FSRPAU" letters), win,
-    len (payload bytes), ttl, opts (IPv4 options, hex strings) and tcpopts
-    (TCP options, bytes)."""
+    len (payload bytes), ttl, opts (IPv4 options, hex strings), tcpopts
+    (TCP options, bytes) and csum_xor (flips TCP checksum bits)."""
     src, dst = socket.inet_aton(p["src"]), socket.inet_aton(p["dst"])
     flags = sum(1 << "FSRPAU".index(c) for c in p.get("flags", "PA"))
     topts = p.get("tcpopts", b"")
@@ -609,7 +613,8 @@ def raw_tcp(p):
                      (5 + len(topts) // 4) << 4, flags, p.get("win", 65535),
                      0, 0) + topts + data
     pseudo = src + dst + struct.pack("!BBH", 0, 6, len(th))
-    th = th[:16] + struct.pack("!H", csum(pseudo + th)) + th[18:]
+    check = csum(pseudo + th) ^ p.get("csum_xor", 0)
+    th = th[:16] + struct.pack("!H", check) + th[18:]
     opts = b"".join(bytes.fromhex(h) for h in p.get("opts", []))
     return ipv4(p["src"], p["dst"], th, ttl=p.get("ttl", 64), opts=opts,
                 ident=1)

@@ -122,13 +122,33 @@ static bool epdn_expired(const struct epdn_table *t,
 	return epdn_age(now, rec->stamp) > t->idle;
 }
 
+/* Its drops have been carried for the hold: the record is done. */
+static bool epdn_released(const struct epdn_table *t,
+			  const struct epdn_rec *rec, u32 now)
+{
+	return rec->sent && epdn_age(now, rec->sent) > t->hold;
+}
+
+/* The index of the key's set. */
+static u32 epdn_set_index(const struct epdn_table *t,
+			  const struct epdn_key *key)
+{
+	u32 h = (u32)epdn_hash(key, &t->hkey);
+
+	return (u32)(((u64)h * t->nsets) >> 32);
+}
+
 /* The first slot of the key's set. */
 static struct epdn_rec *epdn_set(const struct epdn_table *t,
 				 const struct epdn_key *key)
 {
-	u32 h = (u32)epdn_hash(key, &t->hkey);
+	return &t->slot[epdn_set_index(t, key) * EPDN_WAYS];
+}
 
-	return &t->slot[(((u64)h * t->nsets) >> 32) * EPDN_WAYS];
+/* A lost stamp (0: none) is in force for idle ticks, as a record is. */
+static bool epdn_lost_live(const struct epdn_table *t, u32 lost, u32 now)
+{
+	return lost && epdn_age(now, lost) <= t->idle;
 }
 
 /* ---- table ---- */
@@ -143,9 +163,17 @@ u32 epdn_table_slots(u32 flows)
 	return epdn_table_sets(flows) * EPDN_WAYS;
 }
 
+/* One lost stamp per set. */
+u64 epdn_table_lost_bytes(u32 flows)
+{
+	return (u64)epdn_table_sets(flows) * sizeof(u32);
+}
+
+/* The slots and the lost stamps. */
 u64 epdn_table_memory(u32 flows)
 {
-	return (u64)epdn_table_slots(flows) * sizeof(struct epdn_rec);
+	return (u64)epdn_table_slots(flows) * sizeof(struct epdn_rec) +
+	       epdn_table_lost_bytes(flows);
 }
 
 /* Table memory per record at capacity, rounded up: seed 001 §V. */
@@ -156,29 +184,48 @@ u32 epdn_record_bytes(u32 flows)
 	return (u32)((epdn_table_memory(flows) + slots - 1) / slots);
 }
 
-void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows,
-		     u32 idle, const struct epdn_hkey *hkey)
+/*
+ * @slot: epdn_table_slots(@flows) zeroed records; @lost:
+ * epdn_table_lost_bytes(@flows) zeroed bytes; both owned by the caller.
+ */
+void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 *lost,
+		     u32 flows, u32 idle, const struct epdn_hkey *hkey)
 {
 	memset(t, 0, sizeof(*t));
-	epdn_table_resize(t, slot, flows, hkey);
+	epdn_table_resize(t, slot, lost, flows, hkey, 0);
 	t->idle = idle;
+	t->hold = idle;
 }
 
 /*
- * Take a new, zeroed slot array of @flows records and a new hash key: the
- * live records are dropped (counted in flushed), not moved, so a resize
- * costs the same whatever the table holds.  The caller frees the old array.
+ * Take new, zeroed slots and lost stamps for @flows records and a new hash
+ * key: the live records are dropped (counted in flushed), not moved, so a
+ * resize costs the same whatever the table holds.  Their flows may still
+ * need them, and the sets' lost stamps go too: unless the table held
+ * neither, every flow is stamped UNKNOWN for idle ticks from @now.  The
+ * caller frees the old arrays.
  */
 void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
-		       u32 flows, const struct epdn_hkey *hkey)
+		       u32 *lost, u32 flows, const struct epdn_hkey *hkey,
+		       u32 now)
 {
 	t->flushed += t->count;
+	if (t->count || t->nlost || t->lost_all)
+		t->lost_all = epdn_stamp(now);	/* lost stamps go too */
 	t->slot = slot;
+	t->lost = lost;
 	t->nsets = epdn_table_sets(flows);
 	t->cap = t->nsets * EPDN_WAYS;
 	t->hkey = *hkey;
 	t->count = 0;
+	t->nlost = 0;
 	t->cursor = 0;
+}
+
+/* Records, or lost stamps, that the sweep still has to age out. */
+bool epdn_table_busy(const struct epdn_table *t)
+{
+	return t->count || t->nlost || t->lost_all;
 }
 
 /*
@@ -204,7 +251,10 @@ void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec)
 	epdn_slot_release(t, &t->slot[i - i % EPDN_WAYS], rec);
 }
 
-/* The key's live record in its set, freeing it if it has expired. */
+/*
+ * The key's live record in its set, freeing it if it has expired or its
+ * hold is over.
+ */
 static struct epdn_rec *epdn_set_find(struct epdn_table *t,
 				      struct epdn_rec *set,
 				      const struct epdn_key *key, u32 now)
@@ -216,10 +266,13 @@ static struct epdn_rec *epdn_set_find(struct epdn_table *t,
 			return NULL;
 		if (!epdn_key_eq(&rec->key, key))
 			continue;
-		if (!epdn_expired(t, rec, now))
+		if (epdn_expired(t, rec, now))
+			t->aged++;
+		else if (epdn_released(t, rec, now))
+			t->released++;
+		else
 			return rec;
 		epdn_slot_release(t, set, rec);
-		t->aged++;
 		return NULL;
 	}
 	return NULL;
@@ -237,6 +290,69 @@ struct epdn_rec *epdn_table_find(struct epdn_table *t,
 	return epdn_set_find(t, epdn_set(t, key), key, now);
 }
 
+/* Has the set, or the whole table, given up a record still in force? */
+static bool epdn_set_lost(const struct epdn_table *t, u32 s, u32 now)
+{
+	return epdn_lost_live(t, t->lost_all, now) ||
+	       (t->nlost && epdn_lost_live(t, t->lost[s], now));
+}
+
+/* The hold starts now, and never before the drop (should a clock step back). */
+static void epdn_rec_sent(struct epdn_rec *rec, u32 now)
+{
+	rec->sent = epdn_seq_before(now, rec->stamp) ? rec->stamp :
+						       epdn_stamp(now);
+}
+
+/* Does the packet's range @p lie within EPDN_NEAR of the record's? */
+static bool epdn_near(const struct epdn_rec *rec, const struct epdn_range *p)
+{
+	u32 lo = rec->min - EPDN_NEAR, span = rec->max - lo + EPDN_NEAR;
+
+	return p->min - lo <= span && p->max - lo <= span;
+}
+
+/*
+ * What a data packet of @key, sequence range @pkt, leaving now picks up
+ * (seed 001 §III-B): the flow's record, which stays for the flow's later
+ * packets, and UNKNOWN if the flow's set gave up a record in force within
+ * idle.  The first packet near the record starts its hold.  One set
+ * visited.  False when there is nothing to stamp.
+ */
+bool epdn_table_info(struct epdn_table *t, const struct epdn_key *key,
+		     const struct epdn_range *pkt, u32 now,
+		     struct epdn_info *info)
+{
+	u32 s = epdn_set_index(t, key);
+	struct epdn_rec *rec = NULL;
+
+	if (t->count)
+		rec = epdn_set_find(t, &t->slot[s * EPDN_WAYS], key, now);
+	info->has_range = !!rec;
+	if (rec) {
+		info->r.min = rec->min;
+		info->r.max = rec->max;
+		if (!rec->sent && epdn_near(rec, pkt))
+			epdn_rec_sent(rec, now);
+	}
+	info->unknown = epdn_set_lost(t, s, now);
+	return info->has_range || info->unknown;
+}
+
+/*
+ * The set of slot @in gave up drop information still in force: its flows
+ * are unknown for idle.
+ */
+static void epdn_set_mark_lost(struct epdn_table *t, struct epdn_rec *in,
+			       u32 now)
+{
+	u32 s = (u32)(in - t->slot) / EPDN_WAYS;
+
+	if (!t->lost[s])
+		t->nlost++;
+	t->lost[s] = epdn_stamp(now);
+}
+
 /*
  * The slot a new record takes in a full set: the oldest record, which has
  * expired (aged) or is evicted.  Ties go to the lowest way.
@@ -249,10 +365,12 @@ static struct epdn_rec *epdn_set_victim(struct epdn_table *t,
 	for (rec = set + 1; rec < set + EPDN_WAYS; rec++)
 		if (epdn_age(now, rec->stamp) > epdn_age(now, victim->stamp))
 			victim = rec;
-	if (epdn_expired(t, victim, now))
+	if (epdn_expired(t, victim, now)) {
 		t->aged++;
-	else
+	} else {
 		t->evicted++;
+		epdn_set_mark_lost(t, set, now);
+	}
 	return victim;
 }
 
@@ -263,9 +381,15 @@ static void epdn_rec_set(struct epdn_rec *rec, const struct epdn_key *key,
 	rec->min = r->min;
 	rec->max = r->max;
 	rec->stamp = epdn_stamp(now);
+	rec->sent = 0;
 }
 
-/* A merge past EPDN_SPAN_MAX restarts the record at the newest drop. */
+/*
+ * A merge past EPDN_SPAN_MAX restarts the record at the newest drop.  The
+ * drops it forgets are given up as an eviction's are: one segment with
+ * the flow's 4-tuple and a far sequence number, dropped here, must not
+ * wipe out the flow's record unseen.
+ */
 static void epdn_rec_merge(struct epdn_table *t, struct epdn_rec *rec,
 			   const struct epdn_range *r, u32 now)
 {
@@ -274,10 +398,12 @@ static void epdn_rec_merge(struct epdn_table *t, struct epdn_rec *rec,
 	if (!epdn_range_merge(&cur, r)) {
 		cur = *r;
 		t->span_resets++;
+		epdn_set_mark_lost(t, rec, now);
 	}
 	rec->min = cur.min;
 	rec->max = cur.max;
 	rec->stamp = epdn_stamp(now);
+	rec->sent = 0;		/* the new drop needs a carrier of its own */
 }
 
 /*
@@ -311,26 +437,55 @@ enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 	return EPDN_REC_NEW;
 }
 
+/* Forget a set's lost stamp once it is older than idle. */
+static void epdn_sweep_lost(struct epdn_table *t, u32 s, u32 now)
+{
+	if (t->lost[s] && !epdn_lost_live(t, t->lost[s], now)) {
+		t->lost[s] = 0;
+		t->nlost--;
+	}
+}
+
+/*
+ * Drop information about @key was given up here (a carried range that
+ * could not be merged, or an UNKNOWN dropped with its packet): the key's
+ * set is lost, as on an eviction.
+ */
+void epdn_table_mark_lost(struct epdn_table *t, const struct epdn_key *key,
+			  u32 now)
+{
+	epdn_set_mark_lost(t, epdn_set(t, key), now);
+}
+
 /*
  * The ageing sweep (seed 001 §III-C): visit @budget sets from the cursor
  * and free the records idle longer than t->idle.  Lookups already ignore
  * such records; the sweep gives their slots back and keeps count honest.
+ * It forgets lost stamps past idle the same way, before the clock wraps
+ * and they would seem new again.
  */
 u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget)
 {
 	u32 removed = 0;
 	u32 i = t->cursor;
 
+	if (t->lost_all && !epdn_lost_live(t, t->lost_all, now))
+		t->lost_all = 0;
 	if (budget > t->nsets)
 		budget = t->nsets;
 	while (budget--) {
 		struct epdn_rec *set = &t->slot[i * EPDN_WAYS];
 		struct epdn_rec *rec = set;
 
+		epdn_sweep_lost(t, i, now);
+
 		while (rec < set + EPDN_WAYS && !epdn_slot_free(rec)) {
 			if (epdn_expired(t, rec, now)) {
 				epdn_slot_release(t, set, rec);
 				removed++;
+			} else if (epdn_released(t, rec, now)) {
+				epdn_slot_release(t, set, rec);
+				t->released++;
 			} else {
 				rec++;
 			}
@@ -445,7 +600,7 @@ bool epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
 	}
 	o->min = cur.min;
 	o->max = cur.max;
-	o->flags |= flags & EPDN_FLAGS_MASK;
+	o->flags |= flags & EPDN_FLAGS_MASK & ~EPDN_F_EMPTY;
 	return merged;
 }
 
@@ -460,6 +615,40 @@ void epdn_opt_new(struct epdn_opt *o, u8 ttl, const struct epdn_range *r,
 	o->flags = flags & EPDN_FLAGS_MASK & ~EPDN_F_EMPTY;
 	o->min = r->min;
 	o->max = r->max;
+}
+
+/*
+ * A carried option after this hop: the record's range joins it, and
+ * UNKNOWN is set when the flow's information may be missing here, or when
+ * the union would span too much and the carried range gives way (then the
+ * result is false, as epdn_opt_add_range()).  Flags are only ever added.
+ */
+bool epdn_opt_add_info(struct epdn_opt *o, const struct epdn_info *info,
+		       u8 flags)
+{
+	bool merged = true;
+
+	if (info->has_range)
+		merged = epdn_opt_add_range(o, &info->r, flags);
+	if (info->unknown || !merged)
+		o->flags |= EPDN_F_UNKNOWN;
+	return merged;
+}
+
+/*
+ * A new option from this hop: the record's range, or EMPTY with no
+ * record, and UNKNOWN when the flow's information may be missing.
+ */
+void epdn_opt_new_info(struct epdn_opt *o, u8 ttl,
+		       const struct epdn_info *info, u8 flags)
+{
+	static const struct epdn_range none;
+
+	epdn_opt_new(o, ttl, info->has_range ? &info->r : &none, flags);
+	if (!info->has_range)
+		o->flags = EPDN_F_EMPTY | (o->flags & ~EPDN_F_V2);
+	if (info->unknown)
+		o->flags |= EPDN_F_UNKNOWN;
 }
 
 /*

@@ -39,6 +39,7 @@
 #include <satnet/epdn_uapi.h>
 
 #define EPDN_SWEEP_SETS	128	/* sets the ageing sweep visits per run */
+#define EPDN_HOLD_MS	100	/* a record stays this long after its carrier */
 #define EPDN_MIN_BYTES	64	/* smallest non-zero byte limit */
 
 struct epdn_params {
@@ -72,6 +73,7 @@ struct epdn_stats {
 	u64 nomem;
 	u64 unshared;
 	u64 span_resets;
+	u64 unknown_stamps;
 	u64 overflow_drops;
 	u64 corrupt_drops;
 	u64 red_drops;
@@ -224,6 +226,7 @@ static bool epdn_records(const struct epdn_sched_data *q,
 static void epdn_record_drop(struct epdn_sched_data *q, struct sk_buff *skb)
 {
 	struct epdn_range r, carried;
+	bool lost = false;
 	struct epdn_key key;
 	struct epdn_pkt pkt;
 
@@ -233,10 +236,17 @@ static void epdn_record_drop(struct epdn_sched_data *q, struct sk_buff *skb)
 		return;		/* a pure ACK loses no data */
 	/* E:max = max(E:max, P:n, P:max), E:min likewise. */
 	if (pkt.has_opt && epdn_opt_range(&pkt.opt, &carried) &&
-	    !epdn_range_merge(&r, &carried))
+	    !epdn_range_merge(&r, &carried)) {
 		q->st.span_resets++;
+		lost = true;
+	}
+	if (pkt.has_opt && (pkt.opt.flags & EPDN_F_UNKNOWN))
+		lost = true;
 	epdn_flow_key(&pkt.ip, &pkt.tcp, &key);
 	epdn_table_record(&q->table, &key, &r, (u32)jiffies);
+	/* What the packet carried and the table cannot keep. */
+	if (lost)
+		epdn_table_mark_lost(&q->table, &key, (u32)jiffies);
 	if (!timer_pending(&q->age_timer))
 		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
 }
@@ -476,13 +486,13 @@ static int epdn_insert_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 static void epdn_opt_create(const struct epdn_sched_data *q,
 			    const struct sk_buff *skb,
 			    const struct epdn_pkt *pkt,
-			    const struct epdn_range *r, struct epdn_opt *o)
+			    const struct epdn_info *info, struct epdn_opt *o)
 {
 	u8 flags = epdn_stamp_flags(q);
 
 	if (epdn_local(skb))
 		flags |= EPDN_F_HOST;
-	epdn_opt_new(o, pkt->ip.ttl, r, flags);
+	epdn_opt_new_info(o, pkt->ip.ttl, info, flags);
 }
 
 /* Count why a record stays for a later packet: MTU, IP options, GSO. */
@@ -510,18 +520,51 @@ static u32 epdn_mtu(struct Qdisc *sch, const struct sk_buff *skb)
 }
 
 /*
- * The carried option after this hop, built in a copy so that a failed
- * write leaves the packet's option as it was: EPDN-TTL follows TTL, and
- * the record's range joins the carried one.
+ * A bridge port, or an ifb fed from ingress, sees packets whose TTL no
+ * router on this host has lowered yet.  A gap of one there is the last
+ * router's, which may not run EPDN: closing it would hide that router.
  */
-static void epdn_opt_merged(struct epdn_sched_data *q,
-			    const struct epdn_pkt *pkt,
-			    const struct epdn_range *r, struct epdn_opt *o)
+static bool epdn_routed(struct Qdisc *sch, const struct sk_buff *skb)
 {
+	if (netif_is_bridge_port(qdisc_dev(sch)))
+		return false;
+#ifdef CONFIG_NET_REDIRECT
+	if (skb_is_redirected(skb) && skb->from_ingress)
+		return false;
+#endif
+	return true;
+}
+
+/* EPDN-TTL after this hop (seed 001 §III-D): only a routed hop moves it. */
+static u8 epdn_hop_ttl(struct Qdisc *sch, const struct sk_buff *skb,
+		       const struct epdn_pkt *pkt)
+{
+	if (!epdn_routed(sch, skb))
+		return pkt->opt.ttl;
+	return epdn_ttl_hop(pkt->opt.ttl, pkt->ip.ttl);
+}
+
+/*
+ * The carried option after this hop, built in a copy so that a failed
+ * write leaves the packet's option as it was: EPDN-TTL follows TTL, the
+ * record's range joins the carried one, and UNKNOWN is added if due.
+ */
+static void epdn_opt_merged(struct Qdisc *sch, const struct sk_buff *skb,
+			    const struct epdn_pkt *pkt,
+			    const struct epdn_info *info, struct epdn_opt *o)
+{
+	struct epdn_sched_data *q = qdisc_priv(sch);
+
+	struct epdn_key key;
+
 	*o = pkt->opt;
-	o->ttl = epdn_ttl_hop(o->ttl, pkt->ip.ttl);
-	if (!epdn_opt_add_range(o, r, epdn_stamp_flags(q)))
-		q->st.span_resets++;
+	o->ttl = epdn_hop_ttl(sch, skb, pkt);
+	if (epdn_opt_add_info(o, info, epdn_stamp_flags(q)))
+		return;
+	/* The carried range gave way: the flow's later packets say so too. */
+	q->st.span_resets++;
+	epdn_flow_key(&pkt->ip, &pkt->tcp, &key);
+	epdn_table_mark_lost(&q->table, &key, (u32)jiffies);
 }
 
 /* Write @o into the packet: a new option or over the carried one. */
@@ -543,58 +586,73 @@ static int epdn_put_opt(struct epdn_sched_data *q, struct sk_buff **pskb,
 	return err;
 }
 
-/* Stamp the flow's record into *@pskb; true when the record was delivered. */
+/* Count a stamp: a new option or a merge, and what it changed. */
+static void epdn_count_stamp(struct epdn_stats *st, enum epdn_action act,
+			     const struct epdn_pkt *pkt,
+			     const struct epdn_opt *o)
+{
+	if (act == EPDN_ACT_INSERT) {
+		st->stamps++;
+	} else {
+		st->merges++;
+		if (o->ttl != pkt->opt.ttl)
+			st->ttl_updates++;
+	}
+	if ((o->flags & EPDN_F_UNKNOWN) &&
+	    !(pkt->has_opt && (pkt->opt.flags & EPDN_F_UNKNOWN)))
+		st->unknown_stamps++;
+}
+
+/*
+ * Stamp what the flow picked up here into *@pskb: true when written.  The
+ * record stays in the table for the flow's later packets, so that a lost
+ * or forged carrier takes nothing away (docs/epdn.md).
+ */
 static bool epdn_stamp(struct Qdisc *sch, struct sk_buff **pskb,
-		       const struct epdn_pkt *pkt, struct epdn_rec *rec)
+		       const struct epdn_pkt *pkt,
+		       const struct epdn_info *info)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
-	struct epdn_range r = { .min = rec->min, .max = rec->max };
 	enum epdn_action act;
 	struct epdn_opt o;
 
 	act = epdn_stamp_decide(pkt->ip.hdr_len, pkt->has_opt, pkt->gso,
 				pkt->ip.l3_len, epdn_mtu(sch, *pskb));
 	if (act == EPDN_ACT_INSERT) {
-		epdn_opt_create(q, *pskb, pkt, &r, &o);
+		epdn_opt_create(q, *pskb, pkt, info, &o);
 	} else if (act == EPDN_ACT_MERGE) {
-		epdn_opt_merged(q, pkt, &r, &o);
+		epdn_opt_merged(sch, *pskb, pkt, info, &o);
 	} else {
 		epdn_count_defer(&q->st, act);
 		return false;
 	}
 	if (epdn_put_opt(q, pskb, pkt, &o))
 		return false;
-	if (act == EPDN_ACT_INSERT) {
-		q->st.stamps++;
-	} else {
-		q->st.merges++;
-		if (o.ttl != pkt->opt.ttl)
-			q->st.ttl_updates++;
-	}
-	epdn_table_remove(&q->table, rec);
+	epdn_count_stamp(&q->st, act, pkt, &o);
 	return true;
 }
 
-/* The record of a data packet's flow, if any. */
-static struct epdn_rec *epdn_find_record(struct epdn_sched_data *q,
-					 const struct epdn_pkt *pkt)
+/* What a data packet's flow picks up at this hop, if anything. */
+static bool epdn_flow_info(struct epdn_sched_data *q,
+			   const struct epdn_pkt *pkt, struct epdn_info *info)
 {
-	struct epdn_range unused;
+	struct epdn_range r;
 	struct epdn_key key;
 
-	if (!q->table.count || !epdn_tcp_range(&pkt->tcp, &unused))
-		return NULL;
+	if (!epdn_table_busy(&q->table) || !epdn_tcp_range(&pkt->tcp, &r))
+		return false;
 	epdn_flow_key(&pkt->ip, &pkt->tcp, &key);
-	return epdn_table_find(&q->table, &key, (u32)jiffies);
+	return epdn_table_info(&q->table, &key, &r, (u32)jiffies, info);
 }
 
 /* Every packet carrying the option gets its EPDN-TTL updated (seed 001 §III-D). */
-static bool epdn_update_ttl(struct epdn_sched_data *q, struct sk_buff **pskb,
+static bool epdn_update_ttl(struct Qdisc *sch, struct sk_buff **pskb,
 			    const struct epdn_pkt *pkt)
 {
+	struct epdn_sched_data *q = qdisc_priv(sch);
 	struct epdn_opt o = pkt->opt;
 
-	o.ttl = epdn_ttl_hop(o.ttl, pkt->ip.ttl);
+	o.ttl = epdn_hop_ttl(sch, *pskb, pkt);
 	if (o.ttl == pkt->opt.ttl || epdn_put_opt(q, pskb, pkt, &o))
 		return false;
 	q->st.ttl_updates++;
@@ -604,17 +662,16 @@ static bool epdn_update_ttl(struct epdn_sched_data *q, struct sk_buff **pskb,
 static struct sk_buff *epdn_process(struct Qdisc *sch, struct sk_buff *skb)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
-	struct epdn_rec *rec = NULL;
+	struct epdn_info info;
 	enum epdn_class c;
 	struct epdn_pkt pkt;
 
 	c = epdn_classify(skb, &pkt);
 	epdn_count_class(&q->st, c);
-	if (c == EPDN_C_TCP)
-		rec = epdn_find_record(q, &pkt);
-	if (rec && epdn_stamp(sch, &skb, &pkt, rec))
+	if (c == EPDN_C_TCP && epdn_flow_info(q, &pkt, &info) &&
+	    epdn_stamp(sch, &skb, &pkt, &info))
 		return skb;
-	if (!pkt.has_opt || !epdn_update_ttl(q, &skb, &pkt))
+	if (!pkt.has_opt || !epdn_update_ttl(sch, &skb, &pkt))
 		q->st.untouched++;
 	return skb;
 }
@@ -646,7 +703,7 @@ static void epdn_age_timer(struct timer_list *t)
 	root_lock = qdisc_lock(qdisc_root_sleeping(sch));
 	spin_lock(root_lock);
 	epdn_table_sweep(&q->table, (u32)jiffies, EPDN_SWEEP_SETS);
-	if (q->table.count)
+	if (epdn_table_busy(&q->table))
 		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
 	spin_unlock(root_lock);
 	rcu_read_unlock();
@@ -822,22 +879,52 @@ static void epdn_trim_queue(struct Qdisc *sch)
 }
 
 /*
+ * The table's two arrays, allocated apart: the records (a multiple of
+ * 192 bytes, so that a large table fills its huge pages) and one lost
+ * stamp per set.
+ */
+struct epdn_mem {
+	struct epdn_rec *slot;
+	u32 *lost;
+};
+
+static void epdn_mem_free(struct epdn_mem *m)
+{
+	kvfree(m->slot);
+	kvfree(m->lost);
+}
+
+static int epdn_mem_alloc(struct epdn_mem *m, u32 flows)
+{
+	m->slot = kvcalloc(epdn_table_slots(flows), sizeof(*m->slot),
+			   GFP_KERNEL_ACCOUNT);
+	m->lost = kvcalloc(epdn_table_sets(flows), sizeof(*m->lost),
+			   GFP_KERNEL_ACCOUNT);
+	if (m->slot && m->lost)
+		return 0;
+	epdn_mem_free(m);
+	return -ENOMEM;
+}
+
+/*
  * Install a new table of p->flows records.  The live records are dropped
  * (counted in flushed), not moved: a resize under traffic costs the same
- * whatever the table holds.  Returns the old slots, for the caller to free.
+ * whatever the table holds.  The old arrays come back in @m, for the
+ * caller to free.
  */
-static struct epdn_rec *epdn_swap_table(struct epdn_sched_data *q,
-					struct epdn_rec *slot, u32 flows)
+static void epdn_swap_table(struct epdn_sched_data *q, struct epdn_mem *m,
+			    u32 flows)
 {
-	struct epdn_rec *old = q->table.slot;
+	struct epdn_mem old = { q->table.slot, q->table.lost };
 	struct epdn_hkey hkey;
 
 	get_random_bytes(&hkey, sizeof(hkey));
-	if (old)
-		epdn_table_resize(&q->table, slot, flows, &hkey);
+	if (old.slot)
+		epdn_table_resize(&q->table, m->slot, m->lost, flows, &hkey,
+				  (u32)jiffies);
 	else
-		epdn_table_init(&q->table, slot, flows, 0, &hkey);
-	return old;
+		epdn_table_init(&q->table, m->slot, m->lost, flows, 0, &hkey);
+	*m = old;
 }
 
 static void epdn_apply_red(struct epdn_sched_data *q)
@@ -849,24 +936,26 @@ static void epdn_apply_red(struct epdn_sched_data *q)
 	red_set_vars(&q->red_vars);
 }
 
-/* Under the tree lock: the new parameters take effect at once. */
-static struct epdn_rec *epdn_apply(struct Qdisc *sch,
-				   const struct epdn_params *p,
-				   struct epdn_rec *slot)
+/*
+ * Under the tree lock: the new parameters take effect at once.  A new
+ * table in @m is swapped in, and @m gets the old one.
+ */
+static void epdn_apply(struct Qdisc *sch, const struct epdn_params *p,
+		       struct epdn_mem *m)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
-	struct epdn_rec *old = NULL;
 
 	q->p = *p;
 	q->idle_jiffies = max_t(u32, usecs_to_jiffies(p->idle_us), 1);
-	if (slot)
-		old = epdn_swap_table(q, slot, p->flows);
+	if (m->slot)
+		epdn_swap_table(q, m, p->flows);
 	q->table.idle = q->idle_jiffies;
+	q->table.hold = min_t(u32, q->idle_jiffies,
+			      max_t(u32, msecs_to_jiffies(EPDN_HOLD_MS), 1));
 	epdn_apply_red(q);
 	epdn_trim_queue(sch);
-	if (q->table.count)
+	if (epdn_table_busy(&q->table))
 		mod_timer(&q->age_timer, jiffies + epdn_age_period(q));
-	return old;
 }
 
 /*
@@ -878,26 +967,22 @@ static int epdn_configure(struct Qdisc *sch, struct nlattr **tb,
 			  struct netlink_ext_ack *extack)
 {
 	struct epdn_sched_data *q = qdisc_priv(sch);
-	struct epdn_rec *slot = NULL, *old;
+	struct epdn_mem m = { NULL, NULL };
 	struct epdn_params p = q->p;
 	int err;
 
 	err = epdn_parse(&p, tb, extack);
 	if (err)
 		return err;
-	if (!q->table.slot || p.flows != q->p.flows) {
-		slot = kvcalloc(epdn_table_slots(p.flows), sizeof(*slot),
-				GFP_KERNEL_ACCOUNT);
-		if (!slot) {
-			NL_SET_ERR_MSG(extack,
-				       "epdn: cannot allocate the flow table");
-			return -ENOMEM;
-		}
+	if ((!q->table.slot || p.flows != q->p.flows) &&
+	    epdn_mem_alloc(&m, p.flows)) {
+		NL_SET_ERR_MSG(extack, "epdn: cannot allocate the flow table");
+		return -ENOMEM;
 	}
 	sch_tree_lock(sch);
-	old = epdn_apply(sch, &p, slot);
+	epdn_apply(sch, &p, &m);
 	sch_tree_unlock(sch);
-	kvfree(old);
+	epdn_mem_free(&m);
 	return 0;
 }
 
@@ -934,7 +1019,9 @@ static void epdn_destroy(struct Qdisc *sch)
 
 	del_timer_sync(&q->age_timer);
 	kvfree(q->table.slot);
+	kvfree(q->table.lost);
 	q->table.slot = NULL;
+	q->table.lost = NULL;
 }
 
 /* ---- dump: mirrors every attribute of change ---- */
@@ -987,6 +1074,8 @@ static void epdn_fill_xstats(const struct epdn_sched_data *q,
 	x->flushed = q->table.flushed;
 	x->span_resets = q->table.span_resets + st->span_resets;
 	x->unshared = st->unshared;
+	x->unknown_stamps = st->unknown_stamps;
+	x->released = q->table.released;
 	x->stamps = st->stamps;
 	x->merges = st->merges;
 	x->mtu_deferred = st->mtu_deferred;
@@ -1033,7 +1122,7 @@ static struct Qdisc_ops epdn_qdisc_ops __read_mostly = {
 
 static int __init epdn_module_init(void)
 {
-	BUILD_BUG_ON(sizeof(struct epdn_rec) != 24);
+	BUILD_BUG_ON(sizeof(struct epdn_rec) != 28);
 	return register_qdisc(&epdn_qdisc_ops);
 }
 
@@ -1048,3 +1137,5 @@ MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("EPDN: Explicit Packet Drop Notification gateway queue");
+/* Newer kernels autoload a qdisc as "net-sch-<kind>", not "sch_<kind>". */
+MODULE_ALIAS("net-sch-epdn");

@@ -12,40 +12,50 @@
  * private area (include/satnet/rn_latch_api.h).  The rules are in
  * r_core.c; this file maps them onto the stack:
  *
+ * The window is r's own.  With .cong_control set, as tcp_bbr.c does, the
+ * stack calls r_cong_control() at the end of every ACK instead of its
+ * reduction (PRR, tcp_cwnd_reduction()) and growth (cong_avoid), does not
+ * set cwnd to ssthresh when a recovery ends (tcp_end_cwnd_reduction()
+ * returns early, and sends no CA_EVENT_COMPLETE_CWR) and does not set the
+ * pacing rate.  It still asks ssthresh() when a reduction begins, sets
+ * cwnd on a timeout (tcp_enter_loss()) and asks undo_cwnd() on an undo.
+ * r_cong_control() then does, by the state the stack is in:
+ *   - a modified fast recovery: the window is kept and grows as outside
+ *     one, in congestion avoidance (ssthresh is set to the window when it
+ *     begins: slow start ends at the first recovery, modified or not);
+ *     nothing else moves cwnd (undo_cwnd() returns it unchanged);
+ *   - a standard recovery, or CWR: PRR (RFC 6937, r_prr_sndcnt()) toward
+ *     ssthresh; set_state() sets cwnd to ssthresh when it ends, unless the
+ *     stack undid it (then undo_cwnd(), Reno's: the window before);
+ *   - otherwise Reno's growth (or Hybla's with rtt0_ms), when the ACK
+ *     advanced snd_una (SACKed data too once the stack has seen
+ *     reordering, as tcp_may_raise_cwnd()) and the flow is cwnd-limited;
+ * and sets sk_pacing_rate as tcp_update_pacing_rate() does.  With the
+ * pacing parameter (default on) init() asks for TCP's internal pacing
+ * when no fq qdisc paces the flow (SK_PACING_NEEDED, as bbr).
+ *
  * dupthresh.  Fast retransmit after three dupACKs, whatever the path:
  * tp->reordering is held at 3 for classic loss detection, and with RACK
  * (net.ipv4.tcp_recovery & 1) the hole is marked lost at the third dupACK
  * by tcp_rn's RACK trigger, as RN-TCP does at its dupthresh; before it,
  * while every dupACK had the bit, RACK is held back.  With RACK the
- * stack keeps its own estimate in tp->reordering: once it has seen
- * reordering, cwnd grows on SACKed data too (tcp_may_raise_cwnd()), and
- * on a path that delays every other segment most data is SACKed first.
+ * stack keeps its own estimate in tp->reordering.
  *
- * Modified fast recovery.  The stack enters Recovery with the ssthresh
- * this module returns and reduces cwnd toward it by PRR (RFC 6937).  When
- * the recovery begins on the modified path, set_state() replaces the
- * ssthresh by the cwnd before the loss, and every ACK of the recovery
- * raises it as Reno raises cwnd outside one (r_grow()).  PRR is given
- * the headroom to set cwnd to it on every ACK (r_follow_window()), and
- * the end of recovery sets cwnd to it.  Without that the window would
- * stand still for the whole recovery, or trail PRR's one segment more
- * than was delivered per ACK, and a path that corrupts a segment every
- * few RTTs is in recovery most of the time.  The stack leaves Recovery
- * (set_state) before it sets cwnd to ssthresh, so the ssthresh before
- * the loss is given back only after that, on CA_EVENT_COMPLETE_CWR.  The
- * stack queued an ECN CWR when the recovery began; a modified recovery
- * reduces nothing, so the CWR is withdrawn.  An ECE or a dupACK without
- * the bit during the recovery halves the window grown so far (at least
- * the old cwnd) and queues the CWR, and PRR carries out the standard
- * reduction from then on, its counts started over.
+ * Modified fast recovery.  The stack enters Recovery and asks ssthresh();
+ * when the recovery begins on the modified path, set_state() sets
+ * ssthresh to cwnd and withdraws the ECN CWR the stack queued: nothing is
+ * reduced.  An ECE, a dupACK without the bit, or a second send of the
+ * hole during the recovery turns it standard: ssthresh becomes half the
+ * window before the loss (the larger of the cwnd before the recovery and
+ * the window grown since), PRR starts from that window, and the CWR is
+ * queued.  A timeout during it halves the same window.
  *
- * Lost retransmissions.  RACK marks a retransmission lost when a segment
- * sent after it is delivered, inside the same recovery: no second cwnd
- * reduction follows a standard recovery.  In a modified one the hole may
- * go out once ("retransmitted only once in a RTT"); when it goes out a
- * second time, or the retransmission timer fires, the verdict is
- * withdrawn and ssthresh becomes half the cwnd before the recovery, as
- * in a standard one.
+ * One halving per window of data.  After a halving, no further reduction
+ * until snd_una passes the snd_nxt at that halving, whatever the signal (a
+ * drop, an ECE, a lost retransmission): a recovery or CWR that begins
+ * meanwhile keeps the window (ssthresh is the cwnd before it), and a
+ * modified recovery that turns standard keeps it too.  A timeout is the
+ * stack's (tcp_enter_loss() reduces once per window of its own).
  *
  * Tail loss probes.  A probe goes out only in Open or CWR.  In Open no
  * dupACK is outstanding, so the receiver has marked nothing for the hole
@@ -54,6 +64,7 @@
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
+#include <linux/version.h>
 #include <linux/inet_diag.h>
 #include <net/tcp.h>
 
@@ -78,13 +89,18 @@ module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
 MODULE_PARM_DESC(rtt0_ms,
 		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms, also in a modified recovery; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
 
+static bool pacing __read_mostly = true;
+module_param(pacing, bool, 0644);
+MODULE_PARM_DESC(pacing,
+		 "Pace by TCP's own timer where no fq qdisc does (default 1): sk_pacing_rate, set on every ACK, is 200 % of cwnd * mss / srtt in slow start, 120 % after (net.ipv4.tcp_pacing_ss_ratio, _ca_ratio); read when a connection starts");
+
 struct r {
 	struct rn_latch latch;	/* first: tcp_rn's hook fills it */
 	struct r_sender core;
-	u32 ssthresh_before;	/* snd_ssthresh when ssthresh() was asked */
-	u32 giveback;		/* ssthresh to give back at COMPLETE_CWR */
-	u32 delivered;		/* tp->delivered at the last ACK */
-	u32 pre_grow;		/* ssthresh before this ACK's growth */
+	u32 wnd;		/* RecoverFS of the reduction; in a modified
+				 * recovery the window kept
+				 */
+	u32 last_una;		/* snd_una at the last cong_control() */
 	u32 hole_sent;		/* low bits of the hole's last send time */
 	u8 hole_sends;		/* its sends seen since the recovery began */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
@@ -92,7 +108,7 @@ struct r {
 };
 
 #define R_M_STEPS		0x01	/* rack_steps holds a value to restore */
-#define R_M_GIVE		0x02	/* giveback is due on this ACK */
+#define R_M_ASKED		0x02	/* ssthresh() asked: a reduction begins */
 
 static struct tcp_congestion_ops tcp_r;
 
@@ -104,16 +120,18 @@ static void r_params(struct r_params *p)
 static void r_init(struct sock *sk)
 {
 	struct r *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 
 	r_sender_init(&ca->core);
-	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
-	ca->giveback = 0;
-	ca->delivered = 0;
-	ca->pre_grow = 0;
+	ca->wnd = tcp_snd_cwnd(tp);
+	ca->last_una = tp->snd_una;
 	ca->hole_sent = 0;
 	ca->hole_sends = 0;
 	ca->rack_steps = 0;
 	ca->flags = 0;
+	if (READ_ONCE(pacing))
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE,
+			SK_PACING_NEEDED);
 	rn_latch_open(sk);
 }
 
@@ -122,23 +140,41 @@ static void r_release(struct sock *sk)
 	rn_latch_close(sk);
 }
 
-/* Reno's growth, or with rtt0_ms Hybla's. */
-static void r_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+/* Reno's growth, or with rtt0_ms Hybla's; only while cwnd-limited. */
+static void r_grow_cwnd(struct sock *sk, u32 acked)
 {
-	rn_grow_cwnd(sk, ack, acked,
+	rn_grow_cwnd(sk, tcp_sk(sk)->snd_una, acked,
 		     sat_rho8(tcp_min_rtt(tcp_sk(sk)), READ_ONCE(rtt0_ms)));
 }
 
 /*
- * Reno's; set_state() overrides it for a modified recovery.  Also the
- * halving of a tail loss probe's repair and of an ECE (tcp_enter_cwr).
+ * Reno's.  set_state() decides what becomes of it: a modified recovery
+ * keeps the window, and so does a reduction within the window of data of
+ * the last halving.  Also the halving of a tail loss probe's repair and of
+ * an ECE (tcp_enter_cwr), and of a timeout.
  */
 static u32 r_ssthresh(struct sock *sk)
 {
 	struct r *ca = inet_csk_ca(sk);
 
-	ca->ssthresh_before = tcp_sk(sk)->snd_ssthresh;
+	ca->flags |= R_M_ASKED;
 	return tcp_reno_ssthresh(sk);
+}
+
+/*
+ * Undo (the hole was reordered, not lost: timestamps, D-SACK, F-RTO): the
+ * window the reduction began from, as Reno's undo gives back prior_cwnd,
+ * and never less than cwnd.  In a modified recovery nothing was reduced:
+ * cwnd stays.  The stack gives back the ssthresh from before itself.
+ */
+static u32 r_undo_cwnd(struct sock *sk)
+{
+	const struct r *ca = inet_csk_ca(sk);
+	u32 cwnd = tcp_snd_cwnd(tcp_sk(sk));
+
+	if (ca->core.flags & R_F_MOD)
+		return cwnd;
+	return max(cwnd, ca->wnd);
 }
 
 static void r_rack_giveback(struct sock *sk)
@@ -231,55 +267,32 @@ static void r_rack_steer(struct sock *sk, u8 state)
 }
 
 /*
- * A modified recovery's window, in ssthresh, grows with what was delivered
- * since the last ACK (SACKed on this one, cumulatively ACKed on the last:
- * this hook runs in between).
+ * A reduction (standard recovery, CWR, timeout) begins from the window
+ * @wnd: half of it, or none within the window of data of the last
+ * halving.  Returns the ssthresh.
  */
-static void r_grow_window(struct sock *sk, u8 state)
-{
-	struct r *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 acked = tp->delivered - ca->delivered;
-	u32 rho8 = sat_rho8(tcp_min_rtt(tp), READ_ONCE(rtt0_ms));
-
-	ca->delivered = tp->delivered;
-	ca->pre_grow = tp->snd_ssthresh;
-	if (!(ca->core.flags & R_F_MOD) || state != TCP_CA_Recovery ||
-	    !tcp_is_cwnd_limited(sk))
-		return;
-	tp->snd_ssthresh = min(r_grow(&ca->core, tp->snd_ssthresh, acked, rho8),
-			       tp->snd_cwnd_clamp);
-}
-
-/*
- * No reduction in a modified recovery: PRR (tcp_cwnd_reduction()) sends
- * up to ssthresh, the grown window, on this ACK rather than one segment
- * more than was delivered, so that cwnd is that window as it would be
- * outside a recovery.  The headroom is given only while no more than
- * ssthresh is in flight: nothing this ACK does adds to that, so PRR's
- * proportional reduction, which would spend the headroom, never runs.
- */
-static void r_follow_window(struct sock *sk, u8 state)
+static u32 r_reduction(struct sock *sk, u32 wnd, u32 halved)
 {
 	struct r *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!(ca->core.flags & R_F_MOD) || state != TCP_CA_Recovery ||
-	    tcp_packets_in_flight(tp) > tp->snd_ssthresh)
-		return;
-	tp->prr_delivered = max(tp->prr_delivered,
-				tp->prr_out + tp->snd_ssthresh);
+	ca->wnd = wnd;
+	if (!r_may_cut(&ca->core, tp->snd_una))
+		return max(wnd, 2U);
+	r_cut(&ca->core, tp->snd_nxt);
+	return halved;
 }
 
-/*
- * The window a reduction halves: the cwnd before the recovery, or the
- * window a modified recovery has grown since, which ssthresh holds.
- */
-static u32 r_window(const struct sock *sk)
+/* A modified recovery turns standard: halve once, then PRR. */
+static void r_turn_standard(struct sock *sk)
 {
-	const struct tcp_sock *tp = tcp_sk(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 wnd = max(tp->prior_cwnd, tcp_snd_cwnd(tp));
 
-	return max(tp->prior_cwnd, tp->snd_ssthresh);
+	tp->snd_ssthresh = r_reduction(sk, wnd, r_halve(wnd));
+	r_ecn_cwr(sk, tp->snd_ssthresh < wnd);
+	tp->prr_delivered = 0;
+	tp->prr_out = 0;
 }
 
 /* Runs after SACK processing and before loss detection of this ACK. */
@@ -292,19 +305,12 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 	struct r_ack a;
 
 	r_rack_giveback(sk);
-	ca->flags &= ~R_M_GIVE;
+	ca->flags &= ~R_M_ASKED;
 	r_params(&p);
 	r_gather(sk, flags, &a);
 	if (r_on_ack(&ca->core, &p, &a) == R_ACT_HALVE &&
-	    state == TCP_CA_Recovery) {
-		/* PRR's reduction starts here, without the headroom. */
-		tp->snd_ssthresh = r_halve(r_window(sk));
-		tp->prr_delivered = 0;
-		tp->prr_out = 0;
-		r_ecn_cwr(sk, true);
-	}
-	r_grow_window(sk, state);
-	r_follow_window(sk, state);
+	    state == TCP_CA_Recovery)
+		r_turn_standard(sk);
 
 	if (rn_is_rack(sk))
 		r_rack_steer(sk, state);
@@ -312,7 +318,79 @@ static void r_in_ack_event(struct sock *sk, u32 flags)
 		tp->reordering = R_DUPTHRESH;
 }
 
-static void r_recovery_start(struct sock *sk)
+/* PRR (RFC 6937) on an ACK that delivered @acked in a reduction. */
+static void r_reduce(struct sock *sk, u32 acked, bool bonus)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 pipe = tcp_packets_in_flight(tp);
+
+	if (!acked)
+		return;
+	tp->prr_delivered += acked;
+	pipe += r_prr_sndcnt(tp->snd_ssthresh, ca->wnd, tp->prr_delivered,
+			     tp->prr_out, pipe, acked, bonus);
+	tcp_snd_cwnd_set(tp, max(pipe, 1U));
+}
+
+static void r_pace(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct net *net = sock_net(sk);
+	u64 rate;
+
+	rate = r_pacing_rate(tp->mss_cache, tcp_snd_cwnd(tp), tp->packets_out,
+			     tp->snd_ssthresh, tp->srtt_us,
+			     READ_ONCE(net->ipv4.sysctl_tcp_pacing_ss_ratio),
+			     READ_ONCE(net->ipv4.sysctl_tcp_pacing_ca_ratio),
+			     READ_ONCE(sk->sk_max_pacing_rate));
+	WRITE_ONCE(sk->sk_pacing_rate, rate);
+}
+
+/* The end of every ACK that took data off the queue: r's window. */
+static void r_main(struct sock *sk, const struct rate_sample *rs)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u8 state = inet_csk(sk)->icsk_ca_state;
+	bool advanced = after(tp->snd_una, ca->last_una);
+	u32 acked = rs->acked_sacked;
+
+	ca->last_una = tp->snd_una;
+	if (state == TCP_CA_Recovery && (ca->core.flags & R_F_MOD)) {
+		if (acked)
+			r_grow_cwnd(sk, acked);
+		ca->wnd = tcp_snd_cwnd(tp);
+	} else if (state == TCP_CA_Recovery || state == TCP_CA_CWR) {
+		r_reduce(sk, acked, advanced && rs->losses <= 0);
+	} else if (acked &&
+		   (advanced || tp->reordering >
+		    READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_reordering))) {
+		r_grow_cwnd(sk, acked);
+	}
+	r_pace(sk);
+}
+
+/* Since 6.10 the hook is also given the ACK's number and flags. */
+#if LINUX_VERSION_MAJOR > 6 || \
+	(LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL >= 10)
+static void r_cong_control(struct sock *sk, u32 ack, int flag,
+			   const struct rate_sample *rs)
+{
+	r_main(sk, rs);
+}
+#else
+static void r_cong_control(struct sock *sk, const struct rate_sample *rs)
+{
+	r_main(sk, rs);
+}
+#endif
+
+/*
+ * A recovery begins; @asked: the stack asked ssthresh() for it (not when
+ * it follows CWR, whose reduction goes on).
+ */
+static void r_recovery_start(struct sock *sk, bool asked)
 {
 	struct r *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -325,68 +403,91 @@ static void r_recovery_start(struct sock *sk)
 	/* From CWR the ECN reduction is already under way. */
 	if (inet_csk(sk)->icsk_ca_state == TCP_CA_CWR)
 		ca->core.verdict = R_PATH_ECE;
-	if (!r_recovery_begins(&ca->core, &a, ca->ssthresh_before))
+	if (r_recovery_begins(&ca->core, &a)) {
+		/* Nothing reduced; slow start is over. */
+		ca->wnd = tcp_snd_cwnd(tp);
+		tp->snd_ssthresh = max(ca->wnd, 2U);
+		r_ecn_cwr(sk, false);
+		ca->hole_sent = head ? (u32)head->skb_mstamp_ns : 0;
+		ca->hole_sends = 1;
 		return;
-	tp->snd_ssthresh = max(tp->prior_cwnd, 2U);
-	r_ecn_cwr(sk, false);
-	ca->hole_sent = head ? (u32)head->skb_mstamp_ns : 0;
-	ca->hole_sends = 1;
+	}
+	if (!asked)
+		return;
+	tp->snd_ssthresh = r_reduction(sk, tp->prior_cwnd, tp->snd_ssthresh);
+	/*
+	 * The fast retransmission alone until an ACK runs PRR: when RACK's
+	 * timer begins the recovery, no cong_control() follows.
+	 */
+	tcp_snd_cwnd_set(tp, min(tcp_snd_cwnd(tp),
+				 tcp_packets_in_flight(tp) + 1));
 }
 
 /*
- * A timeout takes its ssthresh now (tcp_enter_loss() asked none in
- * Recovery); any other end waits until the stack has set cwnd.
+ * A timeout.  In a modified recovery the stack asked no ssthresh
+ * (tcp_enter_loss() reduces once per window, and the recovery's began
+ * there): half the window before the loss, which cwnd no longer holds.
  */
-static void r_recovery_stop(struct sock *sk, bool timeout)
+static void r_timeout(struct sock *sk, u8 old, bool asked)
 {
 	struct r *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 ssthresh = r_recovery_ends(&ca->core, timeout, r_window(sk));
+	u32 wnd = max(tp->prior_cwnd, ca->wnd);
 
-	if (!ssthresh)
-		return;
-	if (timeout) {
-		tp->snd_ssthresh = min(tp->snd_ssthresh, ssthresh);
-		return;
-	}
-	/*
-	 * Undone (tcp_undo_cwnd_reduction() cleared undo_marker): the stack
-	 * sets no cwnd, and after a partial undo sends no COMPLETE_CWR.
-	 */
-	if (!tp->undo_marker) {
-		tp->snd_ssthresh = r_giveback(ssthresh, tp->snd_ssthresh, true);
+	if (old == TCP_CA_Recovery && (ca->core.flags & R_F_MOD)) {
+		tp->snd_ssthresh = r_recovery_ends(&ca->core, true, wnd);
+		ca->wnd = wnd;
+		r_cut(&ca->core, tp->snd_nxt);
 		return;
 	}
-	/* cong_avoid() counts what the ACK that ends the recovery delivered. */
-	tp->snd_ssthresh = ca->pre_grow;
-	ca->giveback = ssthresh;
-	ca->flags |= R_M_GIVE;
+	if (asked) {
+		ca->wnd = tp->prior_cwnd;
+		r_cut(&ca->core, tp->snd_nxt);
+	}
+}
+
+/*
+ * A reduction (CWR, standard recovery) ends: cwnd is ssthresh, as
+ * tcp_end_cwnd_reduction() would set it, unless the stack undid the
+ * recovery (undo_marker cleared; undo_cwnd() set cwnd).  A modified
+ * recovery keeps its window.
+ */
+static void r_reduction_ends(struct sock *sk, u8 old)
+{
+	struct r *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (old == TCP_CA_Recovery && (ca->core.flags & R_F_MOD)) {
+		r_recovery_ends(&ca->core, false, 0);
+		return;
+	}
+	if (tp->snd_ssthresh < TCP_INFINITE_SSTHRESH &&
+	    (old == TCP_CA_CWR || tp->undo_marker)) {
+		tcp_snd_cwnd_set(tp, tp->snd_ssthresh);
+		tp->snd_cwnd_stamp = tcp_jiffies32;
+	}
 }
 
 static void r_set_state(struct sock *sk, u8 new_state)
 {
 	struct r *ca = inet_csk_ca(sk);
 	u8 old = inet_csk(sk)->icsk_ca_state;
+	bool asked = ca->flags & R_M_ASKED;
 
 	r_rack_giveback(sk);
-	ca->flags &= ~R_M_GIVE;
-	if (new_state == TCP_CA_Recovery && old != TCP_CA_Recovery)
-		r_recovery_start(sk);
-	else if (old == TCP_CA_Recovery && new_state != TCP_CA_Recovery)
-		r_recovery_stop(sk, new_state == TCP_CA_Loss);
-}
-
-/* After tcp_end_cwnd_reduction() has set cwnd to the old cwnd. */
-static void r_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
-{
-	struct r *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	if (ev != CA_EVENT_COMPLETE_CWR || !(ca->flags & R_M_GIVE))
-		return;
-	ca->flags &= ~R_M_GIVE;
-	tp->snd_ssthresh = r_giveback(ca->giveback, tp->snd_ssthresh,
-				      !tp->undo_marker);
+	ca->flags &= ~R_M_ASKED;
+	if (new_state == TCP_CA_Recovery && old != TCP_CA_Recovery) {
+		r_recovery_start(sk, asked);
+	} else if (new_state == TCP_CA_CWR && asked) {
+		tcp_sk(sk)->snd_ssthresh =
+			r_reduction(sk, tcp_sk(sk)->prior_cwnd,
+				    tcp_sk(sk)->snd_ssthresh);
+	} else if (new_state == TCP_CA_Loss) {
+		r_timeout(sk, old, asked);
+	} else if (new_state <= TCP_CA_Disorder &&
+		   (old == TCP_CA_CWR || old == TCP_CA_Recovery)) {
+		r_reduction_ends(sk, old);
+	}
 }
 
 /*
@@ -409,10 +510,9 @@ static struct tcp_congestion_ops tcp_r __read_mostly = {
 	.init		= r_init,
 	.release	= r_release,
 	.ssthresh	= r_ssthresh,
-	.cong_avoid	= r_cong_avoid,
-	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.cong_control	= r_cong_control,
+	.undo_cwnd	= r_undo_cwnd,
 	.set_state	= r_set_state,
-	.cwnd_event	= r_cwnd_event,
 	.in_ack_event	= r_in_ack_event,
 	.get_info	= r_get_info,
 	.owner		= THIS_MODULE,

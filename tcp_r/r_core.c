@@ -19,7 +19,6 @@
 #include <string.h>
 #endif
 #include <satnet/r_core.h>
-#include <satnet/grow.h>
 
 void r_sender_init(struct r_sender *s)
 {
@@ -97,11 +96,11 @@ enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 
 /*
  * A recovery begins on this ACK.  Returns true for the modified fast
- * recovery: the caller then keeps ssthresh and cwnd at their values
- * before the loss, and hands ssthresh_before back at the end.
+ * recovery: the caller then keeps cwnd, and sets ssthresh to it, so that
+ * the window goes on growing in congestion avoidance (slow start ends at
+ * the first recovery, modified or not).
  */
-bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
-		       u32 ssthresh_before)
+bool r_recovery_begins(struct r_sender *s, const struct r_ack *a)
 {
 	s->paths[s->verdict]++;
 	if (s->verdict != R_PATH_MODIFIED)
@@ -109,35 +108,18 @@ bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
 	s->flags |= R_F_MOD | R_F_LAST;
 	s->last_seq = a->snd_una;
 	s->last_ms = a->now_ms;
-	s->saved_ssthresh = ssthresh_before;
-	s->grow_cnt = 0;
 	return true;
 }
 
 /*
- * The window @wnd of a running modified recovery after @acked more
- * segments were delivered, grown as cwnd grows outside a recovery (Reno's
- * rule, or with @rho8 Hybla's: include/satnet/grow.h) from the ssthresh
- * before the loss.  The seed bypasses the reduction of fast recovery;
- * Linux's recovery would also stop the growth, for one RTT at least, and
- * a path with a corrupted segment every few RTTs spends most of its time
- * there.
- */
-u32 r_grow(struct r_sender *s, u32 wnd, u32 acked, u32 rho8)
-{
-	return sat_grow(&s->grow_cnt, wnd, s->saved_ssthresh, acked, rho8);
-}
-
-/*
- * A recovery ends.  After a modified one, returns the ssthresh it asks for
- * (0: none).  At a normal end that is ssthresh_before, to be given back
- * once the stack has set cwnd (see r_giveback()).  A timeout during it
- * means the one retransmission the seed allows did not repair the hole:
- * the "not congestion" verdict is withdrawn and the timeout gets the
- * standard response, half the window @wnd: the cwnd before the
- * recovery, or what the recovery has grown it to (seed 000 §2.2.1
- * bypasses the reduction of fast recovery only).  It counts as a
- * recovery that turned standard, under drop.
+ * A recovery ends.  After a modified one cut short by a timeout, returns
+ * the ssthresh it asks for (0: none): the one retransmission the seed
+ * allows did not repair the hole, so the "not congestion" verdict is
+ * withdrawn and the timeout gets the standard response, half the window
+ * @wnd before the loss, the cwnd before the recovery or what it grew to
+ * (seed 000 §2.2.1 bypasses the reduction of fast recovery only).  It
+ * counts as a recovery that turned standard, under drop.  A modified
+ * recovery that ends normally asks nothing: its window stays as it is.
  */
 u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 wnd)
 {
@@ -145,20 +127,94 @@ u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 wnd)
 		return 0;
 	s->flags &= ~R_F_MOD;
 	if (!timeout)
-		return s->saved_ssthresh;
+		return 0;
 	s->paths[R_PATH_DROP]++;
 	s->turned++;
+	s->timeouts++;
 	return r_halve(wnd);
 }
 
 /*
- * The ssthresh after a modified recovery, once cwnd has been set to the
- * cwnd before the loss: the ssthresh before it, unless the stack undid
- * the recovery and restored a larger one.
+ * One halving per window of data (RFC 6582 §3.2, RFC 6675 §5): may a
+ * congestion signal halve now?  Not before snd_una has passed the snd_nxt
+ * of the last halving (r_cut()); a signal refused here is counted.
  */
-u32 r_giveback(u32 saved, u32 ssthresh, bool undone)
+bool r_may_cut(struct r_sender *s, u32 snd_una)
 {
-	if (undone && ssthresh > saved)
-		return ssthresh;
-	return saved;
+	if (!(s->flags & R_F_CUT) || (s32)(snd_una - s->cut_seq) >= 0) {
+		s->flags &= ~R_F_CUT;
+		return true;
+	}
+	s->suppressed++;
+	return false;
+}
+
+/* A halving happened with @snd_nxt sent. */
+void r_cut(struct r_sender *s, u32 snd_nxt)
+{
+	s->flags |= R_F_CUT;
+	s->cut_seq = snd_nxt;
+}
+
+/*
+ * Proportional Rate Reduction (RFC 6937 §3.1, with Linux's slow-start
+ * reduction bound), for one ACK of a reduction toward @ssthresh.
+ * @recover_fs is the window the reduction began from (RecoverFS),
+ * @prr_delivered what was delivered since it began, this ACK's @delivered
+ * included, @prr_out what was sent since, @pipe what is in flight now.
+ * @bonus: the ACK advanced snd_una and marked nothing lost (PRR-SSRB's
+ * extra segment).  Returns sndcnt, what may be sent on this ACK: cwnd is
+ * @pipe + sndcnt.
+ *
+ * While more than ssthresh is in flight, sends ssthresh/RecoverFS of what
+ * was delivered; the ratio is never above 1 (RecoverFS at least
+ * ssthresh), so a reduction never sends more than was delivered.  Then,
+ * up to ssthresh, what was delivered and not yet sent, or this ACK's
+ * delivery, plus the bonus.  The first ACK always sends one segment, the
+ * fast retransmission.
+ */
+u32 r_prr_sndcnt(u32 ssthresh, u32 recover_fs, u32 prr_delivered,
+		 u32 prr_out, u32 pipe, u32 delivered, bool bonus)
+{
+	s64 sndcnt;
+
+	if (recover_fs < ssthresh)
+		recover_fs = ssthresh;
+	if (!recover_fs)
+		recover_fs = 1;
+	if (pipe > ssthresh) {
+		sndcnt = (s64)div64_u64((u64)ssthresh * prr_delivered +
+					recover_fs - 1, recover_fs) - prr_out;
+	} else {
+		sndcnt = (s64)prr_delivered - prr_out;
+		if (sndcnt < delivered)
+			sndcnt = delivered;
+		if (bonus)
+			sndcnt++;
+		if (sndcnt > (s64)ssthresh - pipe)
+			sndcnt = (s64)ssthresh - pipe;
+	}
+	if (!prr_out && sndcnt < 1)
+		sndcnt = 1;
+	return sndcnt > 0 ? (u32)sndcnt : 0;
+}
+
+/*
+ * The pacing rate, bytes per second, as tcp_update_pacing_rate() sets it:
+ * @ss_ratio percent (200 by default) of cwnd * mss / srtt in slow start,
+ * while cwnd is below half of ssthresh, @ca_ratio percent (120) after, with
+ * cwnd at least what is in flight; at most @max_rate.  @srtt_us is
+ * tp->srtt_us, microseconds << 3 (0: no sample, the rate is then per
+ * 1/8 us).
+ */
+u64 r_pacing_rate(u32 mss, u32 cwnd, u32 packets_out, u32 ssthresh,
+		  u32 srtt_us, u32 ss_ratio, u32 ca_ratio, u64 max_rate)
+{
+	u64 rate = (u64)mss * ((1000000 / 100) << 3);
+
+	rate *= cwnd < ssthresh / 2 ? ss_ratio : ca_ratio;
+	rate *= cwnd > packets_out ? cwnd : packets_out;
+	if (srtt_us)
+		rate = div64_u64(rate, srtt_us);
+	return rate < max_rate ? rate : max_rate;
 }

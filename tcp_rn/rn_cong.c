@@ -65,6 +65,7 @@
 #include <net/tcp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <net/ip6_checksum.h>
 #include <net/inet_hashtables.h>
 #include <net/inet6_hashtables.h>
 #include <net/netns/generic.h>
@@ -75,6 +76,7 @@
 #include <satnet/rn_latch_api.h>
 #include <satnet/cc_info.h>
 #include <satnet/grow.h>
+#include <satnet/tcp_csum.h>
 
 static unsigned int c_permille __read_mostly = RN_C_PERMILLE;
 module_param(c_permille, uint, 0644);
@@ -194,6 +196,7 @@ enum rn_mib_item {
 	RN_MIB_HDR_BAD,
 	RN_MIB_OPT_BAD,
 	RN_MIB_OUTSIDE,
+	RN_MIB_CSUM_BAD,
 	RN_MIB_DISTRUST,
 	RN_MIB_TRAIN_REORDER,
 	RN_MIB_TRAIN_DROP,
@@ -217,6 +220,7 @@ static const char * const rn_mib_names[RN_MIB_MAX] = {
 	[RN_MIB_HDR_BAD]	= "hdr_malformed",
 	[RN_MIB_OPT_BAD]	= "opt_malformed",
 	[RN_MIB_OUTSIDE]	= "acks_outside_window",
+	[RN_MIB_CSUM_BAD]	= "acks_bad_csum",
 	[RN_MIB_DISTRUST]	= "peers_distrusted",
 	[RN_MIB_TRAIN_REORDER]	= "trains_reorder",
 	[RN_MIB_TRAIN_DROP]	= "trains_drop",
@@ -238,6 +242,7 @@ struct rn_mib {
 
 struct rn_net {
 	struct rn_mib __percpu *mib;
+	atomic_t latches;	/* open latches: the hook idles at zero */
 };
 
 static unsigned int rn_net_id __read_mostly;
@@ -400,6 +405,42 @@ static struct sock *rn_lookup(struct sk_buff *skb, struct net *net, u8 pf,
 #endif
 }
 
+/*
+ * The hook runs before TCP checks the checksum: an ACK that TCP will
+ * discard as corrupt must not move the latch either.
+ */
+static bool rn_csum_ok(struct sk_buff *skb, u8 pf, u32 thoff)
+{
+	u32 len = skb->len - thoff;
+	__wsum pseudo;
+
+	if (pf == NFPROTO_IPV4)
+		pseudo = csum_tcpudp_nofold(ip_hdr(skb)->saddr,
+					    ip_hdr(skb)->daddr, len,
+					    IPPROTO_TCP, 0);
+#if IS_ENABLED(CONFIG_IPV6)
+	else
+		pseudo = ~csum_unfold(csum_ipv6_magic(&ipv6_hdr(skb)->saddr,
+						      &ipv6_hdr(skb)->daddr,
+						      len, IPPROTO_TCP, 0));
+#else
+	else
+		return false;
+#endif
+	return satnet_tcp_csum_ok(skb, thoff, len, pseudo);
+}
+
+/* A served socket's ACK, once its checksum holds, goes to the latch. */
+static void rn_hook_served(struct sk_buff *skb, struct net *net, u8 pf,
+			   u32 thoff, struct sock *sk, struct rn_wire *w)
+{
+	if (!rn_csum_ok(skb, pf, thoff)) {
+		rn_count(net, RN_MIB_CSUM_BAD);
+		return;
+	}
+	rn_latch_ack(sk, w, skb->len - thoff - w->hdr_len, net);
+}
+
 static void rn_hook_tcp(struct sk_buff *skb, struct net *net, u8 pf,
 			u32 thoff)
 {
@@ -432,9 +473,21 @@ static void rn_hook_tcp(struct sk_buff *skb, struct net *net, u8 pf,
 		return;
 	if (sk_fullsock(sk) && sk->sk_protocol == IPPROTO_TCP &&
 	    rn_served(READ_ONCE(inet_csk(sk)->icsk_ca_ops)))
-		rn_latch_ack(sk, &w, skb->len - thoff - w.hdr_len, net);
+		rn_hook_served(skb, net, pf, thoff, sk, &w);
 	if (ref)
 		sock_gen_put(sk);
+}
+
+/*
+ * Does any socket of this namespace have an open latch?  Without one no
+ * segment is parsed or looked up.  A latch opening meanwhile misses at
+ * most the ACKs that raced with its init(), as if they came before it.
+ */
+static bool rn_any_latch(const struct net *net)
+{
+	const struct rn_net *rn = net_generic(net, rn_net_id);
+
+	return atomic_read(&rn->latches) > 0;
 }
 
 static unsigned int rn_hook_v4(void *priv, struct sk_buff *skb,
@@ -442,6 +495,8 @@ static unsigned int rn_hook_v4(void *priv, struct sk_buff *skb,
 {
 	const struct iphdr *iph = ip_hdr(skb);
 
+	if (!rn_any_latch(state->net))
+		return NF_ACCEPT;
 	if (iph->protocol == IPPROTO_TCP && !ip_is_fragment(iph))
 		rn_hook_tcp(skb, state->net, NFPROTO_IPV4,
 			    skb_network_offset(skb) + iph->ihl * 4);
@@ -456,6 +511,8 @@ static unsigned int rn_hook_v6(void *priv, struct sk_buff *skb,
 	__be16 frag_off = 0;
 	int off;
 
+	if (!rn_any_latch(state->net))
+		return NF_ACCEPT;
 	off = ipv6_skip_exthdr(skb, skb_network_offset(skb) +
 			       sizeof(struct ipv6hdr), &nexthdr, &frag_off);
 	if (off >= 0 && nexthdr == IPPROTO_TCP && !frag_off)
@@ -484,12 +541,22 @@ static const struct nf_hook_ops rn_nf_ops[] = {
 
 /* ---- the latch, for rn and for registered clients ---- */
 
+/*
+ * rn_net.latches counts the READY latches of the namespace, changed under
+ * the latch lock as a latch turns READY or stops being so: a repeated
+ * open or close cannot unbalance it, and a private area the stack clears
+ * without release() could only leave it high, which costs lookups, never
+ * ACKs.
+ */
 void rn_latch_open(struct sock *sk)
 {
+	struct rn_net *rn = net_generic(sock_net(sk), rn_net_id);
 	struct rn_latch *l = inet_csk_ca(sk);
 	spinlock_t *lock = rn_lock(sk);
 
 	spin_lock_bh(lock);
+	if (!(l->flags & RN_L_READY))
+		atomic_inc(&rn->latches);
 	*l = (struct rn_latch){ .flags = RN_L_READY };
 	spin_unlock_bh(lock);
 }
@@ -497,10 +564,13 @@ EXPORT_SYMBOL_GPL(rn_latch_open);
 
 void rn_latch_close(struct sock *sk)
 {
+	struct rn_net *rn = net_generic(sock_net(sk), rn_net_id);
 	struct rn_latch *l = inet_csk_ca(sk);
 	spinlock_t *lock = rn_lock(sk);
 
 	spin_lock_bh(lock);
+	if (l->flags & RN_L_READY)
+		atomic_dec(&rn->latches);
 	l->flags &= ~RN_L_READY;
 	spin_unlock_bh(lock);
 }

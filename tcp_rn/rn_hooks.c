@@ -62,6 +62,7 @@
 #include <satnet/epdn_wire.h>
 #include <satnet/rn_wire.h>
 #include <satnet/rn_recv_core.h>
+#include <satnet/tcp_csum.h>
 
 #define RN_FLOWS_MAX		BIT(20)
 #define RN_IDLE_MIN_MS		100
@@ -93,12 +94,14 @@ enum rn_stat {
 	RN_ST_OPT_NOHOST,
 	RN_ST_OPT_MALFORMED,
 	RN_ST_OPT_WIDE,
+	RN_ST_OPT_UNKNOWN,
 	RN_ST_HDR_MALFORMED,
 	RN_ST_FRAGMENTS,
 	RN_ST_FLOWS_CREATED,
 	RN_ST_FLOWS_EVICTED,
 	RN_ST_FLOWS_FIN,
 	RN_ST_FLOWS_RST,
+	RN_ST_RST_IGNORED,
 	RN_ST_FLOWS_RESTART,
 	RN_ST_FLOWS_AGED,
 	RN_ST_FLOWS_NOMEM,
@@ -126,12 +129,14 @@ static const char * const rn_stat_names[RN_ST_MAX] = {
 	[RN_ST_OPT_NOHOST]	 = "opt_not_host",
 	[RN_ST_OPT_MALFORMED]	 = "opt_malformed",
 	[RN_ST_OPT_WIDE]	 = "opt_wide_range",
+	[RN_ST_OPT_UNKNOWN]	 = "opt_unknown",
 	[RN_ST_HDR_MALFORMED]	 = "hdr_malformed",
 	[RN_ST_FRAGMENTS]	 = "fragments",
 	[RN_ST_FLOWS_CREATED]	 = "flows_created",
 	[RN_ST_FLOWS_EVICTED]	 = "flows_evicted",
 	[RN_ST_FLOWS_FIN]	 = "flows_freed_fin",
 	[RN_ST_FLOWS_RST]	 = "flows_freed_rst",
+	[RN_ST_RST_IGNORED]	 = "rst_off_sequence",
 	[RN_ST_FLOWS_RESTART]	 = "flows_restarted",
 	[RN_ST_FLOWS_AGED]	 = "flows_aged",
 	[RN_ST_FLOWS_NOMEM]	 = "flows_nomem",
@@ -357,6 +362,38 @@ static void rn_flow_drop_key(struct rn_net *rn, const struct rn_key *k,
 	spin_unlock_bh(&rn->lock);
 }
 
+static bool rn_flow_tracked(struct rn_net *rn, const struct rn_key *k)
+{
+	bool found;
+
+	spin_lock_bh(&rn->lock);
+	found = rn_flow_find(rn, k);
+	spin_unlock_bh(&rn->lock);
+	return found;
+}
+
+/*
+ * An incoming reset ends the flow only at exactly its in-order point (RFC
+ * 5961 §3.2); TCP answers any other one in the window with a challenge
+ * ACK, and the flow goes on.
+ */
+static void rn_flow_reset(struct rn_net *rn, const struct rn_key *k, u32 seq)
+{
+	struct rn_flow *f;
+	bool ok = false;
+
+	spin_lock_bh(&rn->lock);
+	f = rn_flow_find(rn, k);
+	if (f) {
+		ok = rn_recv_rst_ok(&f->st, seq);
+		if (ok)
+			rn_flow_free(rn, f, RN_ST_FLOWS_RST);
+	}
+	spin_unlock_bh(&rn->lock);
+	if (f && !ok)
+		rn_stat_inc(rn, RN_ST_RST_IGNORED);
+}
+
 /* ---- packet access ---- */
 
 static enum rn_pkt_class rn_pkt_parse(struct sk_buff *skb, struct rn_pkt *p)
@@ -481,6 +518,8 @@ static void rn_data_segment(struct rn_net *rn, const struct rn_pkt *p)
 	rn_stat_inc(rn, RN_ST_DATA);
 	s = rn_epdn_evidence(p->iph, &p->ip, READ_ONCE(rn->require_host), &ev);
 	rn_count_evidence(rn, s);
+	if (s == RN_EVS_TRUSTED && ev.unknown)
+		rn_stat_inc(rn, RN_ST_OPT_UNKNOWN);
 	if (!rn_data_apply(rn, p, &ev))
 		rn_stat_inc(rn, RN_ST_UNTRACKED);
 }
@@ -493,33 +532,35 @@ static bool rn_in_wanted(const struct rn_tcp *t)
 	return !(t->flags & RN_TCP_SYN) && t->end_seq != t->seq;
 }
 
-/*
- * The TCP checksum, summed over the segment alone: by LOCAL_IN the IP
- * header may have changed since ip_rcv checked it (ip_options_compile
- * advances the Record Route and Timestamp pointers).  A segment verified
- * here is marked, so that TCP does not sum it again.
- */
 static bool rn_tcp_csum_ok(struct sk_buff *skb, const struct rn_pkt *p)
 {
 	u32 len = p->ip.tot_len - p->ip.hdr_len;
-	__wsum sum;
 
-	if (skb_csum_unnecessary(skb))
-		return true;
-	sum = skb_checksum(skb, p->thoff, len, 0);
-	if (csum_tcpudp_magic((__force __be32)p->ip.saddr,
-			      (__force __be32)p->ip.daddr, len, IPPROTO_TCP,
-			      sum))
-		return false;
-	if (skb->ip_summed == CHECKSUM_NONE)
-		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	return true;
+	return satnet_tcp_csum_ok(skb, p->thoff, len,
+				  csum_tcpudp_nofold((__force __be32)p->ip.saddr,
+						     (__force __be32)p->ip.daddr,
+						     len, IPPROTO_TCP, 0));
+}
+
+/* A segment of a flow we do not track: counted, and not summed. */
+static void rn_untracked_segment(struct rn_net *rn, const struct rn_pkt *p)
+{
+	struct rn_evidence ev;
+
+	if (p->tcp.flags & RN_TCP_RST)
+		return;
+	rn_stat_inc(rn, RN_ST_DATA);
+	rn_count_evidence(rn, rn_epdn_evidence(p->iph, &p->ip,
+					       READ_ONCE(rn->require_host),
+					       &ev));
+	rn_stat_inc(rn, RN_ST_UNTRACKED);
 }
 
 /*
  * LOCAL_IN: reassembled, routed to us, past the filter table.  Only
  * segments whose TCP checksum holds are used: a corrupted sequence number
- * must not open a gap.
+ * must not open a gap.  The flow is looked up first, so that only the
+ * segments of tracked flows are summed here.
  */
 static unsigned int rn_in_hook(void *priv, struct sk_buff *skb,
 			       const struct nf_hook_state *state)
@@ -531,16 +572,19 @@ static unsigned int rn_in_hook(void *priv, struct sk_buff *skb,
 	if (!READ_ONCE(rn->receiver) || !rn_pkt_tcp(rn, skb, &p) ||
 	    !rn_in_wanted(&p.tcp))
 		return NF_ACCEPT;
+	rn_key_of(&p, false, &k);
+	if (!rn_flow_tracked(rn, &k)) {
+		rn_untracked_segment(rn, &p);
+		return NF_ACCEPT;
+	}
 	if (!rn_tcp_csum_ok(skb, &p)) {
 		rn_stat_inc(rn, RN_ST_CSUM);
 		return NF_ACCEPT;
 	}
-	if (p.tcp.flags & RN_TCP_RST) {
-		rn_key_of(&p, false, &k);
-		rn_flow_drop_key(rn, &k, RN_ST_FLOWS_RST);
-		return NF_ACCEPT;
-	}
-	rn_data_segment(rn, &p);
+	if (p.tcp.flags & RN_TCP_RST)
+		rn_flow_reset(rn, &k, p.tcp.seq);
+	else
+		rn_data_segment(rn, &p);
 	return NF_ACCEPT;
 }
 
@@ -642,10 +686,13 @@ static void rn_count_mark(struct rn_net *rn, int mark)
  * Write the drop-negative bit: byte 12 of the TCP header, mask RN_DN_MASK.
  * The checksum follows incrementally; for CHECKSUM_PARTIAL the stack or
  * the device sums the header later, and inet_proto_csum_replace2 knows.
+ * Both the bit and the checksum field must be in the writable head: a
+ * large raw send can leave everything after the IP header in page frags.
  */
 static void rn_ack_write(struct rn_net *rn, struct sk_buff *skb,
 			 const struct rn_pkt *p, bool set)
 {
+	u32 need = p->thoff + offsetofend(struct tcphdr, check);
 	u8 old = p->th[RN_DN_BYTE];
 	u8 new = set ? old | RN_DN_MASK : old & ~RN_DN_MASK;
 	__be16 *word, before;
@@ -653,7 +700,7 @@ static void rn_ack_write(struct rn_net *rn, struct sk_buff *skb,
 
 	if (old == new)
 		return;
-	if (skb_ensure_writable(skb, p->thoff + RN_DN_BYTE + 2)) {
+	if (skb_ensure_writable(skb, need)) {
 		rn_stat_inc(rn, RN_ST_ACK_NOMEM);
 		return;
 	}
@@ -664,6 +711,18 @@ static void rn_ack_write(struct rn_net *rn, struct sk_buff *skb,
 	inet_proto_csum_replace2(&th->check, skb, before, *word, false);
 }
 
+/*
+ * What the kernel's TCP sends, from a socket, a request or TIME-WAIT
+ * minisock, its control socket (resets, TIME-WAIT ACKs) or none (a
+ * SYN-ACK with a cookie): anything but a user's raw socket, whose packets
+ * leave as built and say nothing about our receive state.
+ */
+static bool rn_tcp_sends(const struct sock *sk)
+{
+	return !sk || !sk_fullsock(sk) || sk->sk_type != SOCK_RAW ||
+	       sk->sk_kern_sock;
+}
+
 static unsigned int rn_ack_hook(void *priv, struct sk_buff *skb,
 				const struct nf_hook_state *state)
 {
@@ -672,7 +731,8 @@ static unsigned int rn_ack_hook(void *priv, struct sk_buff *skb,
 	struct rn_key k;
 	int mark;
 
-	if (!READ_ONCE(rn->receiver) || !rn_pkt_tcp(rn, skb, &p))
+	if (!READ_ONCE(rn->receiver) || !rn_tcp_sends(state->sk) ||
+	    !rn_pkt_tcp(rn, skb, &p))
 		return NF_ACCEPT;
 	rn_key_of(&p, true, &k);
 	if (p.tcp.flags & RN_TCP_RST) {

@@ -275,13 +275,14 @@ void rn_recv_set_high(struct rn_recv *st, u32 high)
 }
 
 /*
- * Accept a segment that starts inside the window we advertised, or below
- * it (a duplicate still carries evidence); trim what lies beyond it.  A
- * forged segment far off cannot move Q.
+ * Accept a segment that starts inside the window we advertised, or at most
+ * one such window below it (an old duplicate still carries evidence); trim
+ * what lies beyond it.  A forged segment must guess its sequence number
+ * within two windows, not a quarter of the sequence space, to move Q.
  */
 static bool rn_recv_window(const struct rn_recv *st, struct rn_range *p)
 {
-	u32 lo = st->rcv_nxt - RN_WINDOW_MAX;
+	u32 lo = st->rcv_nxt - (st->rcv_right - st->rcv_nxt);
 
 	if (rn_range_empty(p) || p->start - lo >= st->rcv_right - lo)
 		return false;
@@ -362,13 +363,36 @@ static void rn_recv_note_drops(struct rn_recv *st, const struct rn_range *d,
 	rn_recv_undrop(st, &keep[1], keep);
 }
 
-/* A gap "is probably reordered" unless the drop list holds it (§IV). */
+/*
+ * A gap "is probably reordered" unless the drop list holds it (§IV), or
+ * it lies below unk_end, where drop records may have been lost.
+ */
 static void rn_recv_reordered(struct rn_recv *st, u32 start, u32 end)
 {
 	struct rn_range g = rn_range_make(start, end);
 
 	g = rn_range_clip(&g, st->rcv_nxt, st->rcv_right);
+	if ((st->flags & RN_RF_UNKNOWN) && rn_seq_before(g.start, st->unk_end))
+		g.start = rn_seq_before(st->unk_end, g.end) ? st->unk_end :
+							      g.end;
 	rn_rset_add_except(&st->reorder, &g, &st->drop);
+}
+
+/*
+ * UNKNOWN (include/satnet/epdn_wire.h): a gateway gave up a drop record
+ * that may have been this flow's.  Any hole up to the highest byte seen
+ * may be one of its drops: none of them is reordered any more, and none
+ * ever will be, until the in-order point passes them.
+ */
+static void rn_recv_unknown(struct rn_recv *st, const struct rn_range *p)
+{
+	u32 top = rn_seq_after(p->end, st->q_end) ? p->end : st->q_end;
+	struct rn_range below = rn_range_make(st->rcv_nxt, top);
+
+	if (!(st->flags & RN_RF_UNKNOWN) || rn_seq_after(top, st->unk_end))
+		st->unk_end = top;
+	st->flags |= RN_RF_UNKNOWN;
+	rn_rset_sub(&st->reorder, &below);
 }
 
 /*
@@ -413,6 +437,8 @@ static void rn_recv_classify(struct rn_recv *st, const struct rn_range *p,
 
 	if (drops)
 		rn_recv_note_drops(st, &d, keep);
+	if (ev->unknown)
+		rn_recv_unknown(st, p);
 	rn_recv_gaps(st, p, drops ? &d : NULL);
 }
 
@@ -470,6 +496,8 @@ static void rn_recv_advance_ack(struct rn_recv *st, u32 ack)
 		st->rcv_right = ack;
 	rn_rset_prune(&st->drop, ack);
 	rn_rset_prune(&st->reorder, ack);
+	if ((st->flags & RN_RF_UNKNOWN) && !rn_seq_before(ack, st->unk_end))
+		st->flags &= ~RN_RF_UNKNOWN;
 	if (rn_seq_after(ack, st->q_end)) {
 		st->q_start = ack;
 		st->q_end = ack;
@@ -514,6 +542,15 @@ enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd)
 		rn_recv_advance_ack(st, ack);
 	rn_recv_widen(st, right);
 	return rn_recv_mark(st, ack);
+}
+
+/*
+ * RFC 5961 §3.2: a reset ends the flow only at exactly the in-order point,
+ * the next byte we expect; a blind attacker must guess all 32 bits.
+ */
+bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq)
+{
+	return seq == st->rcv_nxt;
 }
 
 /* Everything up to and including the peer's FIN was acknowledged. */
@@ -680,7 +717,8 @@ int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o)
  * What a data packet's header (@hdr, checked into @ip) tells the receiver
  * (§III-D): the option is proof only when EPDN-TTL == TTL, and, when the
  * host requires it, when the sender started it (HOST).  EMPTY: no drop;
- * otherwise min..max, inclusive, which must not run backwards.
+ * otherwise min..max, inclusive, which must not run backwards.  UNKNOWN
+ * (ev->unknown) says drop records may be missing.
  */
 enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
 				   bool require_host, struct rn_evidence *ev)
@@ -690,6 +728,7 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
 	int off;
 
 	ev->kind = RN_EV_ABSENT;
+	ev->unknown = false;
 	off = rn_ipopt_find(hdr + EPDN_IPV4_HDR_MIN, optlen);
 	if (off == RN_ENOENT)
 		return RN_EVS_ABSENT;
@@ -701,6 +740,7 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
 		return RN_EVS_TTL;
 	if (require_host && !(o.flags & EPDN_F_HOST))
 		return RN_EVS_NOHOST;
+	ev->unknown = o.flags & EPDN_F_UNKNOWN;
 	if (o.flags & EPDN_F_EMPTY) {
 		ev->kind = RN_EV_EMPTY;
 		return RN_EVS_TRUSTED;

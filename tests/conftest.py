@@ -11,9 +11,25 @@ import pytest
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "statistical: a statistical run over netem; `make test` "
+        "runs these on QEMU's virtual clock (tools/vm-run --clock virtual), "
+        "where load on the host cannot change their outcome")
+    config.addinivalue_line(
+        "markers", "realtime: measures the CPU or the wall clock (packet "
+        "rates, floods); never on the virtual clock")
+
+
 def pytest_collection_modifyitems(config, items):
     """Integration tests need root, namespaces and netem: run them through
     tools/vm-run (make test), which provides all three."""
+    if os.environ.get("SATNET_CLOCK") == "virtual":
+        skip = pytest.mark.skip(reason="measures the CPU or the wall clock: "
+                                "not on the virtual clock")
+        for item in items:
+            if item.get_closest_marker("realtime"):
+                item.add_marker(skip)
     if os.geteuid() == 0 and subprocess.call(
             ["modprobe", "sch_netem"], stderr=subprocess.DEVNULL) == 0:
         return

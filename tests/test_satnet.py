@@ -73,6 +73,27 @@ duration_s = 10
     ('[[claim]]\nid = "c"\ntext = "x"\nbetter = { a = "bbr", b = "reno" }\n',
      "not in the experiment"),
     ('[[claim]]\nid = "c"\ntext = "x"\n', "exactly one of"),
+    ('[[claim]]\nid = "c"\ntext = "x"\ntrend = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 450 }, grows = true }\n', "to forward.reorder.mean_ms=450 is not"),
+    ('[[claim]]\nid = "c"\ntext = "x"\ntrend = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 600 } }\n', "grows = true or falls = true"),
+    ('[[claim]]\nid = "c"\ntext = "x"\ntrend = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 600 }, grows = false }\n', "grows = true or falls = true"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nsteady = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 600 }, falls = true }\n', "steady needs a, from and to"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nsteady = { a = "reno", b = "reno", '
+     'from = { "forward.reorder.mean_ms" = 300 }, to = { '
+     '"forward.reorder.mean_ms" = 600 } }\n', "not a"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nsteady = { a = "reno", from = '
+     '{ "forward.reorder.mean_ms" = 300 }, to = { "forward.reorder.mean_ms" '
+     '= 300 } }\n', "two different points"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nat = { "forward.reorder.mean_ms" '
+     '= 300 }\nsteady = { a = "reno", from = { "forward.reorder.mean_ms" = '
+     '300 }, to = { "forward.reorder.mean_ms" = 600 } }\n', "not at"),
 ])
 def test_bad_experiment_is_refused(tmp_path, extra, words):
     with pytest.raises(xp.ExperimentError, match=words):
@@ -171,9 +192,108 @@ def test_ratio_ci_uses_welch_degrees_of_freedom():
 def test_no_ratio_of_a_zero_or_negative_mean():
     assert stats.Ratio(stats.Estimate([0.0, 0.0]),
                        stats.Estimate([1.0, 2.0])).value is None
+    assert stats.Ratio(stats.Estimate([-1.0, -2.0]),
+                       stats.Estimate([1.0, 2.0])).diff is None
     assert stats.judge_better(stats.Ratio(stats.Estimate([1.0]),
                                           stats.Estimate([0.0]))).verdict \
+        == "pilot"
+    assert stats.judge_better(stats.Ratio(stats.Estimate([]),
+                                          stats.Estimate([0.0]))).verdict \
         == "no data"
+
+
+ZERO, FEW, MANY = [0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [10.0, 11.0, 10.5]
+
+
+@pytest.mark.parametrize("rule,a,b,verdict", [
+    # seed: "A has fewer timeouts than B" (A / B = 1/3, or lower)
+    ("factor", ZERO, MANY, "direction reproduced, magnitude open"),
+    ("factor", MANY, ZERO, "contradicted"),
+    ("factor", ZERO, FEW, "inconclusive"),
+    ("factor", ZERO, ZERO, "effect absent"),
+    ("better", MANY, ZERO, "reproduced"),
+    ("better", ZERO, MANY, "contradicted"),
+    ("better", ZERO, ZERO, "effect absent"),
+    ("at_least", MANY, ZERO, "reproduced"),
+    ("at_least", ZERO, ZERO, "reproduced"),
+    ("at_least", ZERO, MANY, "contradicted"),
+    ("at_least", ZERO, FEW, "inconclusive"),
+    ("same", ZERO, ZERO, "reproduced"),
+    ("same", ZERO, MANY, "contradicted"),
+    ("same", FEW, ZERO, "inconclusive"),
+])
+def test_a_count_of_zero_is_judged_by_the_difference(rule, a, b, verdict):
+    """rn-epdnv2 10.5 timeouts per run against rr-tcp's 0 contradicts
+    "RN-TCP times out less"; a ratio to zero gives no size, so the
+    magnitude stays open."""
+    r = stats.Ratio(stats.Estimate(a), stats.Estimate(b))
+    j = stats.judge_factor(r, 1 / 3) if rule == "factor" else \
+        getattr(stats, "judge_" + rule)(r)
+    assert j.verdict == verdict, (j, r.fmt())
+    if rule == "factor":
+        assert j.magnitude == "open", j
+    assert stats.judge_factor(r, 1 / 3, runs=2).verdict == "pilot"
+
+
+def test_a_difference_ci_is_welch():
+    d = stats.Ratio(stats.Estimate(MANY), stats.Estimate(ZERO)).diff
+    # only A varies: mean 10.5, SD 0.5, n 3, df 2
+    assert abs(d.value - 10.5) < 1e-9
+    assert abs(d.hi - 10.5 - 4.3027 * 0.5 / 3 ** 0.5) < 1e-3
+    inv = stats.Ratio(stats.Estimate(ZERO), stats.Estimate(MANY)).diff
+    assert (inv.lo, inv.hi) == pytest.approx((-d.hi, -d.lo))
+
+
+def spread(mean, n=2):
+    """n = 2 runs at mean (1 -+ 0.1): relative standard error squared
+    (0.1 * sqrt 2)^2 / 2 = 0.01."""
+    return stats.Estimate([mean * 0.9, mean * 1.1][:n])
+
+
+def test_trend_is_a_ratio_of_ratios_with_four_terms():
+    """(A / B at to) / (A / B at from) = (10 / 5) / (4 / 8) = 4.  Four
+    relative SE^2 of 0.01 add to 0.04; Welch-Satterthwaite over four
+    terms of n = 2: df = 0.04^2 / (4 * 0.01^2 / 1) = 4, t(0.975, 4) =
+    2.7764, so the CI is 4 exp(-+2.7764 * 0.2) = [2.296, 6.970]."""
+    r = stats.Trend(spread(10), spread(5), spread(4), spread(8))
+    assert r.value == pytest.approx(4.0)
+    assert (r.lo, r.hi) == pytest.approx((2.2956, 6.9698), abs=1e-3)
+    # falls: the interval inverted
+    inv = r.inverse()
+    assert (inv.value, inv.lo, inv.hi) == pytest.approx(
+        (0.25, 1 / r.hi, 1 / r.lo))
+
+
+def test_trend_degrees_of_freedom_weigh_each_term():
+    """A_to of 3 runs 9, 10, 11 (relative SE^2 0.01 / 3), the others as
+    above: sum 0.1 / 3, df = (0.1 / 3)^2 / ((0.01 / 3)^2 / 2 + 3 * 0.01^2)
+    = 40 / 11; a point whose runs do not vary adds nothing, so a Trend
+    against two constant arms is the Ratio of the other two."""
+    r = stats.Trend(stats.Estimate([9.0, 10.0, 11.0]), spread(5), spread(4),
+                    spread(4))
+    w = stats._t(40 / 11) * (0.1 / 3) ** 0.5
+    assert (r.lo, r.hi) == pytest.approx((2 * math.exp(-w),
+                                          2 * math.exp(w)))
+    flat = stats.Estimate([4.0, 4.0])
+    t, plain = stats.Trend(spread(10), spread(5), flat, flat), \
+        stats.Ratio(spread(10), spread(5))
+    assert (t.value, t.lo, t.hi) == pytest.approx(
+        (plain.value, plain.lo, plain.hi))
+
+
+def test_trend_with_a_mean_of_zero_has_no_value():
+    three = stats.Estimate([1.0, 1.1, 0.9])
+    r = stats.Trend(three, three, stats.Estimate(ZERO), three)
+    assert r.value is None and r.diff is None and r.zero
+    assert r.fmt() == "–"
+    assert stats.judge_better(r).verdict == "inconclusive"
+    assert stats.judge_same(r).verdict == "inconclusive"
+    assert stats.judge_better(r, runs=2).verdict == "pilot"
+    assert stats.judge_better(r, full=False).verdict == "pilot"
+    # A against itself is a Ratio: a mean of 0 gives the difference
+    single = stats.Ratio(stats.Estimate(MANY), stats.Estimate(ZERO))
+    assert single.diff and stats.judge_better(single).verdict == \
+        "reproduced"
 
 
 @pytest.mark.parametrize("r,seed,verdict,direction,magnitude", [
@@ -230,6 +350,100 @@ def test_direction_non_inferiority_and_equivalence(rule, r, verdict):
     assert getattr(stats, rule)(ratio(*r)).verdict == verdict
 
 
+class SweepRuns:
+    """A stand-in for report.Results: the runs' metric per (variant, sweep
+    value) of an experiment on BASE's sweep."""
+
+    def __init__(self, runs, mode="full"):
+        self.data, self.mode, self.recs = runs, mode, []
+
+    def runs(self, variant, point, recs=None):
+        return self.data.get((variant, point["forward.reorder.mean_ms"]),
+                             [])
+
+    def estimate(self, variant, point, metric=None, recs=None):
+        return stats.Estimate(self.runs(variant, point))
+
+
+def across_claim(tmp_path, form, spec, metric="goodput"):
+    text = BASE + ('[[claim]]\nid = "c"\ntext = "x"\nmetric = "%s"\n'
+                   '%s = { %s, from = { "forward.reorder.mean_ms" = 300 }, '
+                   'to = { "forward.reorder.mean_ms" = 600 } }\n' %
+                   (metric, form, spec))
+    return xp.load_experiment(write_exp(tmp_path, text)).claims[0]
+
+
+ONE = [1.0, 1.02, 0.98]
+TWO = [2.0, 2.04, 1.96]
+WILD = [1.0, 1.6, 0.4]
+FOUR = [4 * x for x in ONE]
+
+
+@pytest.mark.parametrize("form,b,sense,tcpr,verdict", [
+    # tcp-r alone: (its runs at 300, at 600)
+    ("trend", None, "grows", (ONE, TWO), "reproduced"),
+    ("trend", None, "falls", (TWO, ONE), "reproduced"),
+    ("trend", None, "grows", (TWO, ONE), "contradicted"),
+    ("trend", None, "falls", (ONE, TWO), "contradicted"),
+    ("trend", None, "grows", (ONE, ONE), "effect absent"),
+    ("trend", None, "grows", (ONE, WILD), "inconclusive"),
+    ("steady", None, None, (ONE, ONE), "reproduced"),
+    ("steady", None, None, (ONE, TWO), "contradicted"),
+    ("steady", None, None, (ONE, WILD), "inconclusive"),
+    # tcp-r over reno, whose runs are ONE at 300 and TWO at 600
+    ("trend", "reno", "grows", (ONE, FOUR), "reproduced"),
+    ("trend", "reno", "falls", (ONE, FOUR), "contradicted"),
+    ("trend", "reno", "grows", (ONE, TWO), "effect absent"),
+    ("trend", "reno", "falls", (ONE, ONE), "reproduced"),
+    ("trend", "reno", "grows", (ONE, WILD), "inconclusive"),
+    ("steady", "reno", None, (ONE, TWO), "reproduced"),
+    ("steady", "reno", None, (ONE, ONE), "contradicted"),
+    ("steady", "reno", None, (WILD, TWO), "inconclusive"),
+])
+def test_across_the_sweep_verdicts(tmp_path, form, b, sense, tcpr, verdict):
+    """A trend is judged as `better` in the direction it names, steady as
+    `same`: on A at `to` / A at `from`, or with B on the ratio of
+    ratios."""
+    spec = 'a = "tcp-r"' + (', b = "%s"' % b if b else "") + \
+        (", %s = true" % sense if sense else "")
+    c = across_claim(tmp_path, form, spec)
+    data = {("tcp-r", 300): tcpr[0], ("tcp-r", 600): tcpr[1],
+            ("reno", 300): ONE, ("reno", 600): TWO}
+    ours, j = report.judge(c, SweepRuns(data))
+    assert j.verdict == verdict, ours
+    assert "at 300" in ours and "at 600" in ours, ours
+
+
+def test_across_the_sweep_pilot_and_not_run(tmp_path):
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", b = "reno", '
+                     'grows = true')
+    data = {("tcp-r", 300): ONE, ("tcp-r", 600): FOUR,
+            ("reno", 300): ONE, ("reno", 600): ONE}
+    assert report.judge(c, SweepRuns(data))[1].verdict == "reproduced"
+    assert report.judge(c, SweepRuns(data, "quick"))[1].verdict == "pilot"
+    two = dict(data)
+    two["reno", 600] = ONE[:2]
+    assert report.judge(c, SweepRuns(two))[1].verdict == "pilot"
+    del data["reno", 300]       # one side has no runs at `from`
+    assert report.judge(c, SweepRuns(data))[1].verdict == "not run"
+
+
+def test_across_the_sweep_with_a_mean_of_zero(tmp_path):
+    """A count of 0 at `from`: A alone is judged on the difference, a
+    ratio of ratios has no value."""
+    zero, some = [0.0, 0.0, 0.0], [3.0, 4.0, 5.0]
+    data = {("tcp-r", 300): zero, ("tcp-r", 600): some,
+            ("reno", 300): some, ("reno", 600): some}
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", grows = true',
+                     "timeouts")
+    ours, j = report.judge(c, SweepRuns(data))
+    assert j.verdict == "reproduced" and "difference tcp-r" in ours, ours
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", b = "reno", '
+                     'grows = true', "timeouts")
+    ours, j = report.judge(c, SweepRuns(data))
+    assert j.verdict == "inconclusive" and "a mean is 0" in ours, ours
+
+
 def test_against_several_baselines_the_weakest_stands():
     js = [stats.Judgement("reproduced"), stats.Judgement("contradicted"),
           stats.Judgement("inconclusive")]
@@ -243,15 +457,6 @@ def test_holm_level_widens_the_interval():
     a, b = stats.Estimate([3.0, 3.2, 2.8]), stats.Estimate([1.0, 1.1, 0.9])
     r95, r99 = stats.Ratio(a, b), stats.Ratio(a, b, stats.holm_level(5))
     assert r99.lo < r95.lo and r99.hi > r95.hi
-
-
-def test_verdict_better_for_head_to_head():
-    a, b = stats.Estimate([3.0, 3.2, 2.8]), stats.Estimate([1.0, 1.1, 0.9])
-    assert stats.verdict_better(a, b) == "holds"
-    assert stats.verdict_better(b, a) == "fails"
-    assert stats.verdict_better(b, a, lower=True) == "holds"
-    close = stats.Estimate([1.05, 1.2, 0.95])
-    assert stats.verdict_better(close, b) == "inconclusive"
 
 
 def test_estimate_names_its_ci_half_width_and_sd():
@@ -298,13 +503,33 @@ def test_summarize_per_variant_of_a_mix():
              {"variant": "a", "goodput_bps": 1e6, "bytes": 1448 * 50,
               "counters": {"TcpOutSegs": 100, "TcpRetransSegs": 15}},
              {"variant": "b", "goodput_bps": 1e6, "bytes": 1448 * 50,
-              "counters": {"TcpOutSegs": 50, "TcpExtTCPTimeouts": 2}}]
+              "counters": {"TcpOutSegs": 50, "TcpExtTCPTimeouts": 2,
+                           "TcpExtTCPSackRecovery": 3,
+                           "TcpExtTCPRenoRecovery": 1}}]
+    flows[0]["counters"]["TcpExtTCPSackRecovery"] = 4
     s = record.summarize({"flows": flows}, 4e6, 1448)
     assert s["variants"]["a"]["goodput"] == 1.5
     assert s["variants"]["a"]["retrans_share"] == 0.1
     assert s["variants"]["a"]["packets"] == 75
     assert s["variants"]["b"]["timeouts"] == 2
+    assert s["variants"]["a"]["recoveries"] == 2     # 4 and 0, per flow
+    assert s["variants"]["b"]["recoveries"] == 4     # with SACK and without
     assert abs(s["jain"] - 16 / 18) < 1e-9
+
+
+def test_recoveries_of_records_summarised_before_the_metric():
+    """A record whose summary has no recoveries gets them from its flows'
+    counters, so the stored runs can be judged on the metric."""
+    recs = fixture_records()
+    r = next(x for x in recs if len(x["flows"]) == 1)
+    v = r["variant"]
+    r["summary"]["variants"][v].pop("recoveries", None)
+    r["flows"][0]["counters"].update(TcpExtTCPSackRecovery=5,
+                                     TcpExtTCPRenoRecovery=2)
+    assert report._metric(r, v, "recoveries") == 7
+    r["summary"]["variants"][v]["recoveries"] = 3
+    assert report._metric(r, v, "recoveries") == 3
+    assert report._metric(r, "no-such-variant", "recoveries") is None
 
 
 def test_ca_share_is_the_mean_over_flows_that_have_one():
@@ -350,6 +575,7 @@ def test_report_from_real_runs(tmp_path):
     line = [x for x in text.splitlines() if x.startswith("| fx-ratio")][0]
     assert "n=2/2" in line and "Timeouts" in line
     assert "**not comparable**" in text and "the fixture has no such" in text
+    assert "| seed 004 | 3 | 2 | 1 |" in text     # 2 pilot, 1 not comparable
     verdicts = [x for x in text.splitlines() if x.startswith("| fx-")]
     assert len(verdicts) == 3
 
@@ -453,11 +679,249 @@ def test_report_verdict_follows_the_numbers(tmp_path):
         in line, line
 
 
+ACROSS_FX = '''
+[[claim]]
+id = "fx-trend"
+text = "TCP-R's gain over reno grows with packet errors"
+trend = { a = "tcp-r", b = "reno", from = { "forward.per" = 0.001 }, to = { "forward.per" = 0.02 }, grows = true }
+counters = ["TcpExtTCPTimeouts"]
+
+[[claim]]
+id = "fx-falls"
+text = "reno's goodput falls as packet errors rise"
+trend = { a = "reno", from = { "forward.per" = 0.001 }, to = { "forward.per" = 0.02 }, falls = true }
+
+[[claim]]
+id = "fx-steady"
+text = "packet errors have no significant impact on TCP-R"
+steady = { a = "tcp-r", from = { "forward.per" = 0.001 }, to = { "forward.per" = 0.02 } }
+
+[[claim]]
+id = "fx-unrun"
+text = "a point with no runs"
+steady = { a = "tcp-r", from = { "forward.per" = 0.01 }, to = { "forward.per" = 0.02 } }
+'''
+
+
+def test_report_judges_claims_across_the_sweep(tmp_path):
+    """The fixture's runs (two a point, so pilots; a third makes them
+    verdicts) under trend and steady claims: each names both points, the
+    ratio it judged, the counters at each point, and a claim whose point
+    has no runs is not run."""
+    exp_dir = tmp_path / "exp"
+    exp_dir.mkdir()
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read().replace(
+        "values = [0.001, 0.02]", "values = [0.001, 0.01, 0.02]")
+    (exp_dir / "fx-sweep.toml").write_text(text + ACROSS_FX)
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=str(exp_dir))
+    line = claim_line(md, "fx-trend")
+    assert "| tcp-r / reno grows, forward.per 0.001 → 0.02 |" in line, line
+    assert "ratio of ratios (tcp-r / reno at 0.02) / (at 0.001) 1.05 [" \
+        in line and "**pilot**" in line, line
+    assert "TCPTimeouts: tcp-r at 0.001 2.5 (2–3), tcp-r at 0.02 3, " \
+        "reno at 0.001 2, reno at 0.02 1.5 (1–2)" in line, line
+    line = claim_line(md, "fx-falls")
+    assert "| reno falls, forward.per 0.001 → 0.02 |" in line and \
+        "ratio reno at 0.02 / at 0.001 0.94 [" in line, line
+    assert "| tcp-r steady (margin 1.1×)" in claim_line(md, "fx-steady")
+    assert "**not run**" in claim_line(md, "fx-unrun")
+    res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
+    report.build(md=str(md), results=res, experiments=str(exp_dir))
+    assert "**reproduced**" in claim_line(md, "fx-falls")
+    assert "**reproduced**" in claim_line(md, "fx-steady")
+    assert "1.06 [1.04, 1.07] | reproduced | – | **reproduced**" in \
+        claim_line(md, "fx-trend")
+
+
 def test_report_with_no_records(tmp_path):
     md = tmp_path / "r.md"
     report.build(md=str(md), results=str(tmp_path), experiments=FIX_EXP)
     text = md.read_text()
     assert "No stored runs yet" in text and "**not run**" in text
+
+
+def copy_runs(results, name, point=None, scale=None, third=False):
+    """The fixture's records as the runs of experiment @name under
+    @results: each point renamed by @point (a dict of fixture point to
+    new point), each variant's goodput times scale[variant]; third: and
+    rep 1 again as rep 2, so that a claim gets a verdict."""
+    for path in glob.glob(os.path.join(FIX_RESULTS, "*", "*", "*",
+                                       "*.json")):
+        rec = record.load(path)
+        rec.pop("_path")
+        rec["experiment"] = name
+        if point:
+            rec["point"] = point[xp.point_key(rec["point"])]
+        for f in rec["flows"]:
+            f["goodput_bps"] *= (scale or {}).get(rec["variant"], 1.0)
+        rec["summary"] = record.summarize(
+            rec, rec["meta"]["scenario"]["rate_bps"], 1448)
+        for rep in [rec["rep"]] + ([2] if third and rec["rep"] == 1
+                                   else []):
+            rec["rep"] = rep
+            record.write(rec, os.path.join(
+                results, name, rec["mode"], rec["variant"],
+                "%s-rep%d.json" % (xp.point_key(rec["point"]), rep)))
+
+
+CATEGORICAL = '''name = "fx-dist"
+title = "Fixture: the same runs on a categorical axis"
+source = "seed 001 §VII-H"
+scenario = "leo-palazzi"
+variants = ["reno", "tcp-r"]
+
+[sweep]
+key = "forward.reorder.dist"
+values = ["normal", "uniform"]
+label = "delay distribution"
+
+[full]
+reps = 2
+duration_s = 10
+
+[[claim]]
+id = "fx-dist-better"
+text = "TCP-R beats reno under uniform delays"
+at = { "forward.reorder.dist" = "uniform" }
+better = { a = "tcp-r", b = "reno" }
+'''
+
+
+def test_a_sweep_of_names(tmp_path):
+    """A sweep may name its values (forward.reorder.dist): they make
+    scenarios, points and --point, the claims' points, and the report's
+    table and plot (names in the file's order, or one bar each)."""
+    exp = xp.load_experiment(write_exp(tmp_path, CATEGORICAL, "fx-dist"))
+    assert exp.scenario_for("reno", {"forward.reorder.dist": "uniform"},
+                            10).fwd.reorder.dist == "uniform"
+    assert [p.relpath() for p in exp.points("full")][:2] == [
+        os.path.join("fx-dist", "full", v,
+                     "forward.reorder.dist=normal-rep0.json")
+        for v in ("reno", "tcp-r")]
+    assert xp.parse_point(["forward.reorder.dist=uniform"], exp)[0] == \
+        {"forward.reorder.dist": "uniform"}
+    res = str(tmp_path / "r")
+    copy_runs(res, "fx-dist", {
+        "forward.per=0.001": {"forward.reorder.dist": "normal"},
+        "forward.per=0.02": {"forward.reorder.dist": "uniform"}})
+    md = tmp_path / "doc" / "r.md"
+    md.parent.mkdir()
+    report.build(md=str(md), results=res, experiments=str(tmp_path))
+    text = md.read_text()
+    assert "| tcp-r | uniform | 2 |" in text
+    assert "**pilot**" in claim_line(md, "fx-dist-better")
+    png = tmp_path / "doc" / "results" / "fx-dist.png"
+    assert png.stat().st_size > 1000
+    # one value run: one bar per variant, labelled with the name
+    shutil.rmtree(os.path.join(res, "fx-dist", "full", "reno"))
+    for p in glob.glob(os.path.join(res, "fx-dist", "full", "tcp-r",
+                                    "*normal*")):
+        os.remove(p)
+    png.unlink()
+    report.build(md=str(md), results=res, experiments=str(tmp_path))
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("values, words", [
+    ('["normal", 3]', "all numbers or all names"),
+    ('["normal", "uniform"]\nscale = 2', "takes no scale"),
+])
+def test_a_sweep_of_names_is_checked(tmp_path, values, words):
+    text = CATEGORICAL.replace('["normal", "uniform"]', values)
+    with pytest.raises(xp.ExperimentError, match=words):
+        xp.load_experiment(write_exp(tmp_path, text, "fx-dist"))
+
+
+REF = """
+[[claim]]
+id = "t2-ref"
+text = "reno here as reno there"
+at = { "forward.reorder.mean_ms" = 300 }
+same = { a = "reno", b = "%s" }
+"""
+
+
+def test_a_claim_may_read_another_experiment(tmp_path):
+    """EXPERIMENT:VARIANT names a variant's runs in another experiment
+    beside this one, checked on load: the file, the variant, the point."""
+    write_exp(tmp_path, BASE)
+    t2 = BASE.replace('name = "t1"', 'name = "t2"')
+    exp = xp.load_experiment(write_exp(tmp_path, t2 + REF % "t1:reno",
+                                       "t2"))
+    assert exp.claims[0].refs == [("t1", "reno")]
+    assert exp.claims[0].variants() == ["reno", "t1:reno"]
+    for ref, words in (("t9:reno", "no experiment 't9'"),
+                       ("t1:bbr", "t1 has no variant 'bbr'"),
+                       ("t2:reno", "named without t2:")):
+        with pytest.raises(xp.ExperimentError, match=words):
+            xp.load_experiment(write_exp(tmp_path, t2 + REF % ref, "t2"))
+    write_exp(tmp_path, BASE.replace("300, 600", "600"))
+    with pytest.raises(xp.ExperimentError, match="does not run the point"):
+        xp.load_experiment(write_exp(tmp_path, t2 + REF % "t1:reno", "t2"))
+
+
+OTHER = """name = "fx-other"
+title = "Fixture: the runs of fx-sweep again, another experiment"
+source = "seed 001 §VII-D"
+scenario = "leo-palazzi"
+variants = ["reno", "tcp-r"]
+
+[sweep]
+key = "forward.per"
+values = [0.001, 0.02]
+
+[full]
+reps = 2
+duration_s = 10
+
+[[claim]]
+id = "fx-other-same"
+text = "reno here as reno in fx-sweep"
+at = { "forward.per" = 0.02 }
+same = { a = "reno", b = "fx-sweep:reno" }
+
+[[claim]]
+id = "fx-other-ratio"
+text = "TCP-R here twice TCP-R in fx-sweep"
+at = { "forward.per" = 0.02 }
+ratio = { num = "tcp-r", den = ["fx-sweep:tcp-r"], seed = 2.0 }
+counters = ["TcpExtTCPTimeouts"]
+"""
+
+
+def test_report_judges_a_claim_on_another_experiments_runs(tmp_path):
+    """A claim reads the other experiment's runs as its own: not run
+    without them, a pilot unless both are full with 3 runs, judged on
+    both; `satnet report NAME` reads them too, without their section."""
+    exp_dir = tmp_path / "exp"
+    exp_dir.mkdir()
+    shutil.copy(os.path.join(FIX_EXP, "fx-sweep.toml"), exp_dir)
+    (exp_dir / "fx-other.toml").write_text(OTHER)
+    res = str(tmp_path / "r")
+    copy_runs(res, "fx-other", scale={"tcp-r": 2.0}, third=True)
+    md = tmp_path / "doc" / "r.md"
+    md.parent.mkdir()
+
+    def build(names=None):
+        report.build(names, md=str(md), results=res,
+                     experiments=str(exp_dir))
+        return claim_line(md, "fx-other-same"), \
+            claim_line(md, "fx-other-ratio")
+
+    assert all("**not run**" in x for x in build())
+    copy_runs(res, "fx-sweep")
+    assert all("**pilot**" in x for x in build())
+    copy_runs(res, "fx-sweep", third=True)
+    same, ratio = build()
+    assert "**reproduced**" in same, same
+    assert "/fx-sweep:tcp-r 2.00 [" in ratio and "n=3/3" in ratio, ratio
+    assert "**reproduced**" in ratio and "Timeouts: tcp-r " in ratio and \
+        "fx-sweep:tcp-r " in ratio, ratio
+    assert build(["fx-other"])[1] == ratio
+    text = md.read_text()
+    assert "## fx-other:" in text and "## fx-sweep:" not in text
+    assert "Older runs" not in text and "from 12 stored runs" in text
 
 
 # ---- the command line -----------------------------------------------------------
@@ -469,7 +933,8 @@ def satnet(*args, **kw):
 
 
 @pytest.mark.parametrize("cmd", [[], ["list"], ["run"], ["report"],
-                                 ["show"], ["ss"]])
+                                 ["show"], ["ss"], ["export"],
+                                 ["compare"], ["up"], ["exec"], ["down"]])
 def test_help_runs_nothing(cmd, tmp_path):
     before = sorted(glob.glob(os.path.join(TOP, "results", "**"),
                               recursive=True))
@@ -575,7 +1040,8 @@ def test_dry_run_and_emit_jobs(tmp_path):
     r = satnet("run", exp, "--full", "--dry-run", "--results", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.split()) == 8 and "8 to run" in r.stderr
-    r = satnet("run", exp, "--full", "--dry-run", "--results", FIX_RESULTS)
+    r = satnet("run", exp, "--full", "--dry-run", "--results", FIX_RESULTS,
+               "--reuse-stale")
     assert r.stdout == "" and "8 stored, 0 to run" in r.stderr
     r = satnet("run", exp, "--full", "--emit-jobs", "--results",
                str(tmp_path), "--point", "forward.per=0.02")
@@ -583,6 +1049,78 @@ def test_dry_run_and_emit_jobs(tmp_path):
     assert len(jobs) == 4 and all("--rep " in j and "forward.per=0.02" in j
                                   for j in jobs)
     assert not os.listdir(tmp_path)
+
+
+def test_records_of_other_module_builds_are_run_again(monkeypatch):
+    from satnet import runner
+    exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))
+    pts = exp.points("full")
+    rec = record.load(os.path.join(FIX_RESULTS, pts[0].relpath()))
+    built = {m: d["srcversion"] for m, d in rec["meta"]["modules"].items()}
+    monkeypatch.setattr(record, "module_builds", lambda: dict(built))
+    assert all(runner.stored(p, FIX_RESULTS) for p in pts)
+    assert record.stale(rec, built) == []
+    mod = sorted(built)[0]
+    other = {**built, mod: "0" * 23}
+    monkeypatch.setattr(record, "module_builds", lambda: dict(other))
+    assert record.stale(rec, other) == [mod]
+    assert not runner.stored(pts[0], FIX_RESULTS)
+    assert runner.stored(pts[0], FIX_RESULTS, reuse_stale=True)
+    # a module not built here cannot make a record stale
+    assert record.stale(rec, {**other, mod: None}) == []
+
+
+def test_a_default_written_out_is_the_same_point(tmp_path):
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read()
+    exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))
+    sc = exp.scenario_for(exp.variants[0], {}, 10)
+    (tmp_path / "fx-sweep.toml").write_text(text.replace(
+        "[sweep]", "set = { \"forward.loss\" = %r }\n\n[sweep]" %
+        sc.fwd.loss, 1))
+    same = xp.load_experiment(str(tmp_path / "fx-sweep.toml"))
+    assert same.set and [p.spec() for p in same.points("full")] == \
+        [p.spec() for p in exp.points("full")]
+
+
+def test_report_marks_stale_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(record, "module_builds",
+                        lambda: {"tcp_r": "0" * 23, "sch_epdn": None})
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=FIX_EXP)
+    text = md.read_text()
+    assert "0 of 8 runs made by the modules as built now; 8 stale " \
+        "(other builds of tcp_r" in text, text[:2000]
+    assert "stale runs)" in claim_line(md, "fx-ratio")
+
+
+def test_export_gives_one_row_per_variant_of_each_run(tmp_path):
+    out = tmp_path / "runs.csv"
+    r = satnet("export", "--results", FIX_RESULTS, "-o", str(out))
+    assert r.returncode == 0 and "wrote 8 rows" in r.stderr, r.stderr
+    rows = list(csv.DictReader(open(out)))
+    assert len(rows) == 8 and tuple(rows[0]) == record.EXPORT_FIELDS
+    assert {x["variant"] for x in rows} == {"reno", "tcp-r"}
+    assert all(float(x["goodput_mbps"]) > 0 and x["clock"] == "real"
+               for x in rows)
+    r = satnet("export", "--results", FIX_RESULTS, "--format", "json")
+    data = json.loads(r.stdout)
+    assert len(data) == 8 and data[0]["experiment"] == "fx-sweep"
+    r = satnet("export", "--results", "/nonexistent-typo")
+    assert r.returncode == 2 and "no results folder" in r.stderr
+
+
+def test_compare_two_results_folders(tmp_path):
+    res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
+    r = satnet("compare", FIX_RESULTS, res)
+    assert r.returncode == 0, r.stderr
+    rows = [x for x in r.stdout.splitlines() if x.startswith("| fx-sweep")]
+    assert len(rows) == 4, r.stdout
+    assert all("(95 % CI" in x and x.rstrip().endswith("|") for x in rows)
+    assert "pilot" in r.stdout          # n = 2 in A
+    r = satnet("compare", FIX_RESULTS, "/nonexistent-typo")
+    assert r.returncode == 2 and "no results folder" in r.stderr
+    r = satnet("compare", FIX_RESULTS, res, "--metric", "colour")
+    assert r.returncode == 2 and "unknown metric" in r.stderr
 
 
 def test_show_prints_a_run(tmp_path):
@@ -663,7 +1201,7 @@ def test_a_changed_point_is_run_again(tmp_path):
     record.write(rec, str(path))
     assert not stored(pt, str(tmp_path / "r"))
     record.write({"meta": {}}, str(path))        # before meta.spec existed
-    assert stored(pt, str(tmp_path / "r"))
+    assert not stored(pt, str(tmp_path / "r"))
 
 
 # ---- the head-to-head page --------------------------------------------------------
@@ -856,3 +1394,31 @@ def test_one_version():
     calls = [ln.strip() for src in sources for ln in open(src)
              if ln.startswith("MODULE_VERSION(")]
     assert calls and set(calls) == {"MODULE_VERSION(SATNET_VERSION);"}
+
+
+class WidthRuns:
+    """A stand-in for report.Results with serial runs: @par and @ser are
+    one variant's metric at one point, side by side and alone."""
+
+    def __init__(self, par, ser):
+        self.par, self.serial = par, ser
+        self.exp = type("E", (), {"variants": ["v"]})
+
+    def points(self):
+        return [{"x": 1}]
+
+    def estimate(self, variant, point, metric=None, recs=None):
+        return stats.Estimate(self.par if recs is None else recs)
+
+
+@pytest.mark.parametrize("par,ser,verdict", [
+    ([1.0, 1.01, 0.99], [1.0, 1.02, 0.98], "equivalent"),
+    ([1.0, 1.01, 0.99], [1.5, 1.52, 1.48], "width changed it"),
+    # a CI that holds 1 but is wider than the margin shows nothing
+    ([1.0, 1.5, 0.5], [1.0, 1.4, 0.6], "inconclusive"),
+    ([1.0, 1.01], [1.0, 1.02], "pilot (fewer than 3 runs)"),
+])
+def test_serial_control_is_an_equivalence_test(par, ser, verdict):
+    lines = report.serial_control({"e": WidthRuns(par, ser)})
+    row = [x for x in lines if x.startswith("| e |")]
+    assert len(row) == 1 and row[0].endswith("| %s |" % verdict), row

@@ -31,9 +31,11 @@ ls /boot/vmlinuz-6.12.*-amd64 /usr/src/linux-headers-6.12.*-amd64/Makefile \
 	>/dev/null 2>&1 || k612=" linux-image-6.12 linux-headers-6.12"
 
 # Nothing to do needs no root: make test works as any user once set up.
+# The checks run from /, where python cannot find this checkout's satnet
+# in its working directory instead of the installed one.
 if [ -z "$missing$k612" ] && [ -n "$src" ] &&
-	/usr/bin/python3 -c 'import satnet.paths as p, sys
-sys.exit(p.TOP != sys.argv[1])' "$top" 2>/dev/null; then
+	(cd / && /usr/bin/python3 -c 'import satnet.paths as p, sys
+sys.exit(p.TOP != sys.argv[1])' "$top") 2>/dev/null; then
 	echo "install-deps: ok (nothing missing)"
 	exit 0
 fi
@@ -130,7 +132,7 @@ fi
 # too.  Reinstalled whenever it points at another checkout.
 /usr/bin/python3 -m pip install -q --no-deps --no-build-isolation \
 	--break-system-packages --root-user-action=ignore -e "$top"
-/usr/bin/python3 -c 'import satnet.paths as p, sys
-sys.exit(p.TOP != sys.argv[1])' "$top" ||
+(cd / && /usr/bin/python3 -c 'import satnet.paths as p, sys
+sys.exit(p.TOP != sys.argv[1])' "$top") ||
 	{ echo "install-deps: satnet does not point at $top" >&2; exit 1; }
 echo "install-deps: ok"

@@ -40,15 +40,24 @@ struct epdn_range {
 };
 
 /*
- * One record E = <flowid, timestamp, max, min> (seed 001 §III): 24 bytes.
- * stamp == 0 marks a free slot; the core never stores a zero stamp.
+ * One record E = <flowid, timestamp, max, min> (seed 001 §III), and when
+ * it first left in a packet: 28 bytes.  stamp == 0 marks a free slot; the
+ * core never stores a zero stamp or a zero sent.
  */
 struct epdn_rec {
 	struct epdn_key key;
 	u32 min;
 	u32 max;
-	u32 stamp;		/* caller's clock (jiffies), last update */
+	u32 stamp;		/* caller's clock (jiffies), last drop */
+	u32 sent;		/* first carrier since then, or 0: none yet */
 };
+
+/*
+ * A packet starts a record's hold only when its sequence numbers lie
+ * within this distance of the record's range: a blind forger has to
+ * guess them (docs/epdn.md, Failing safe).
+ */
+#define EPDN_NEAR	0x1000000U	/* 16 MiB */
 
 /* The 128-bit SipHash key of a table, random per table. */
 struct epdn_hkey {
@@ -65,21 +74,45 @@ struct epdn_hkey {
  * one flow reads at most EPDN_WAYS slots; a full set gives up its oldest
  * record.  Records idle longer than @idle are ignored on lookup and freed
  * by it or by the incremental sweep.
+ *
+ * Stamping copies a record into the packet and leaves it: every data
+ * packet of the flow carries it until @hold ticks after the first carrier
+ * near its range left (a later drop starts that again), or until it has
+ * been idle for @idle ticks.  A set that gives up a record still in force
+ * (eviction, span restart) remembers when, in @lost, for @idle ticks, the
+ * longest the record would have lived: the flows of that set are then
+ * stamped UNKNOWN.  A resize that drops live records does the same for
+ * every set (@lost_all).
  */
 struct epdn_table {
 	struct epdn_rec *slot;	/* nsets * EPDN_WAYS slots, zeroed */
+	u32 *lost;		/* per set: last eviction of a live record */
 	u32 nsets;
 	u32 cap;		/* slots: the most records the table holds */
 	u32 count;		/* live records (some may be expired) */
+	u32 nlost;		/* sets with a lost stamp (some may be expired) */
+	u32 lost_all;		/* live records flushed by a resize, or 0 */
 	u32 idle;		/* ticks a record may stay idle */
+	u32 hold;		/* ticks a record stays after its carrier */
 	u32 cursor;		/* next set the sweep visits */
 	struct epdn_hkey hkey;
 	u64 recorded;		/* drops recorded (new + merged) */
 	u64 rec_merged;		/* drops merged into a live record */
 	u64 evicted;		/* live records given up by a full set */
 	u64 aged;		/* records removed after idle */
+	u64 released;		/* records removed after their hold */
 	u64 flushed;		/* records dropped by a resize */
 	u64 span_resets;	/* merges past EPDN_SPAN_MAX, restarted */
+};
+
+/*
+ * What a data packet of a flow picks up at a hop: the flow's record, and
+ * whether its set has given up a record in force (UNKNOWN).
+ */
+struct epdn_info {
+	struct epdn_range r;	/* the record's range, when has_range */
+	bool has_range;
+	bool unknown;
 };
 
 /* The EPDN option, decoded.  min/max are host byte order. */
@@ -153,13 +186,21 @@ u32 epdn_table_sets(u32 flows);
 u32 epdn_table_slots(u32 flows);
 u64 epdn_table_memory(u32 flows);
 u32 epdn_record_bytes(u32 flows);
-void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows,
-		     u32 idle, const struct epdn_hkey *hkey);
+u64 epdn_table_lost_bytes(u32 flows);
+void epdn_table_init(struct epdn_table *t, struct epdn_rec *slot, u32 *lost,
+		     u32 flows, u32 idle, const struct epdn_hkey *hkey);
 void epdn_table_resize(struct epdn_table *t, struct epdn_rec *slot,
-		       u32 flows, const struct epdn_hkey *hkey);
+		       u32 *lost, u32 flows, const struct epdn_hkey *hkey,
+		       u32 now);
 u64 epdn_hash(const struct epdn_key *key, const struct epdn_hkey *k);
 struct epdn_rec *epdn_table_find(struct epdn_table *t,
 				 const struct epdn_key *key, u32 now);
+bool epdn_table_info(struct epdn_table *t, const struct epdn_key *key,
+		     const struct epdn_range *pkt, u32 now,
+		     struct epdn_info *info);
+bool epdn_table_busy(const struct epdn_table *t);
+void epdn_table_mark_lost(struct epdn_table *t, const struct epdn_key *key,
+			  u32 now);
 void epdn_table_remove(struct epdn_table *t, struct epdn_rec *rec);
 enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 				       const struct epdn_key *key,
@@ -175,6 +216,10 @@ bool epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
 			u8 flags);
 void epdn_opt_new(struct epdn_opt *o, u8 ttl, const struct epdn_range *r,
 		  u8 flags);
+bool epdn_opt_add_info(struct epdn_opt *o, const struct epdn_info *info,
+		       u8 flags);
+void epdn_opt_new_info(struct epdn_opt *o, u8 ttl,
+		       const struct epdn_info *info, u8 flags);
 u8 epdn_ttl_hop(u8 ettl, u8 ttl);
 
 /* Header parsing and the stamp decision. */

@@ -77,6 +77,8 @@ struct tc_epdn_xstats {
 	__u64	flushed;	/* records dropped by a change of flows */
 	__u64	span_resets;	/* merges past EPDN_SPAN_MAX: restarted */
 	__u64	unshared;	/* shared packets copied before stamping */
+	__u64	unknown_stamps;	/* packets this hop marked UNKNOWN */
+	__u64	released;	/* records removed after their hold */
 };
 
 /*

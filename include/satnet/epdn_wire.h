@@ -9,6 +9,13 @@
  * for that flow, plus an EPDN-TTL that proves every router on the path ran
  * EPDN (seed 001 §III-D).  docs/epdn.md explains every field.
  *
+ * The signal fails safe: a gateway stamps its record into every data
+ * packet of the flow until the record ages out, so no single lost or
+ * forged packet takes it away, and when it has had to give up a record
+ * still in force it sets UNKNOWN on the packets of the flows that record
+ * may have belonged to.  A receiver never calls a gap "reordered" on the
+ * word of a packet with UNKNOWN set.
+ *
  *   0        1        2        3
  *  +--------+--------+--------+--------+
  *  |  type  | length |EPDN-TTL|ver|flag|    type 0x9e, length 12
@@ -55,10 +62,15 @@
  * V2:    some gateway that filled min/max recorded every drop (EPDNv2, seed
  *	001 §II), corruption included; clear when all were EPDNv3 gateways
  *	that record congestion drops only (seed 000 §2.1).
+ * UNKNOWN: drop information may be missing: some gateway gave up a record
+ *	that may have been this flow's (its table was under pressure).  A
+ *	gap this packet reveals is unknown, never "reordered".  Gateways
+ *	only ever set it; it may come with EMPTY or with a range.
  */
 #define EPDN_F_EMPTY		0x01
 #define EPDN_F_HOST		0x02
 #define EPDN_F_V2		0x04
+#define EPDN_F_UNKNOWN		0x08
 
 #define EPDN_VERFLAGS(flags)	((EPDN_VERSION << EPDN_VER_SHIFT) | \
 				 ((flags) & EPDN_FLAGS_MASK))

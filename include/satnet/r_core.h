@@ -20,14 +20,19 @@
  *   REPEAT    the same segment took the modified path less than one RTT
  *             ago: halve ("retransmitted only once in a RTT").
  *
- * During a modified recovery the window goes on growing as Reno's does
- * outside one (r_grow()): the caller holds it in ssthresh, the target of
- * Linux's recovery (PRR), and gives the ssthresh before the loss back at
- * its end.
+ * During a modified recovery the window is kept and goes on growing as
+ * Reno's does outside one, in congestion avoidance: slow start ends at the
+ * first recovery, modified or not, with ssthresh the window when it began.
  *
  * A modified recovery turns standard (halves) as soon as an ECE or a
  * dupACK without the bit arrives before it ends, the hole has to be
- * retransmitted a second time, or the retransmission timer fires.
+ * retransmitted a second time, or the retransmission timer fires.  A
+ * standard recovery reduces cwnd by PRR (RFC 6937, r_prr_sndcnt()) toward
+ * ssthresh.
+ *
+ * One halving per window of data (RFC 6582, RFC 6675): after a halving, no
+ * further reduction until snd_una passes the snd_nxt recorded at that
+ * halving (r_cut(), r_may_cut()), whatever the signal.
  *
  * Units: sequence numbers are TCP byte sequence numbers (comparisons
  * wrap); windows count segments; times are milliseconds (u32, wrapping).
@@ -69,16 +74,18 @@ struct r_ack {
 #define R_F_ECE			0x01	/* last_ece_ms is valid */
 #define R_F_MOD			0x02	/* a modified recovery is running */
 #define R_F_LAST		0x04	/* last_seq/last_ms are valid */
+#define R_F_CUT			0x08	/* cut_seq is valid */
 
-/* Per connection: 44 bytes. */
+/* Per connection: 48 bytes. */
 struct r_sender {
 	u32 last_ece_ms;
 	u32 last_seq;		/* hole of the last modified recovery */
 	u32 last_ms;
-	u32 saved_ssthresh;	/* ssthresh before the modified recovery */
-	u32 grow_cnt;		/* segments delivered toward the next +1 */
+	u32 cut_seq;		/* snd_nxt at the last halving */
 	u32 paths[R_PATH_MAX];	/* recoveries begun on each path */
 	u32 turned;		/* modified recoveries that turned standard */
+	u32 timeouts;		/* ... of them by a timeout */
+	u32 suppressed;		/* halvings not made: once per window */
 	u8 verdict;		/* enum r_path if a recovery began now */
 	u8 flags;		/* R_F_* */
 };
@@ -96,11 +103,14 @@ enum r_path r_classify(const struct r_sender *s, const struct r_params *p,
 		       const struct r_ack *a);
 enum r_action r_on_ack(struct r_sender *s, const struct r_params *p,
 		       const struct r_ack *a);
-bool r_recovery_begins(struct r_sender *s, const struct r_ack *a,
-		       u32 ssthresh_before);
-u32 r_grow(struct r_sender *s, u32 wnd, u32 acked, u32 rho8);
+bool r_recovery_begins(struct r_sender *s, const struct r_ack *a);
 u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 wnd);
-u32 r_giveback(u32 saved, u32 ssthresh, bool undone);
 u32 r_halve(u32 cwnd);
+bool r_may_cut(struct r_sender *s, u32 snd_una);
+void r_cut(struct r_sender *s, u32 snd_nxt);
+u32 r_prr_sndcnt(u32 ssthresh, u32 recover_fs, u32 prr_delivered,
+		 u32 prr_out, u32 pipe, u32 delivered, bool bonus);
+u64 r_pacing_rate(u32 mss, u32 cwnd, u32 packets_out, u32 ssthresh,
+		  u32 srtt_us, u32 ss_ratio, u32 ca_ratio, u64 max_rate);
 
 #endif /* SATNET_R_CORE_H */

@@ -76,6 +76,7 @@ struct rn_rset {
 
 #define RN_RF_PROVEN		0x01	/* last option proved an EPDN path */
 #define RN_RF_FIN		0x02	/* fin_end is valid */
+#define RN_RF_UNKNOWN		0x04	/* unk_end is valid */
 
 /* The receiver state of one flow (one direction of a connection). */
 struct rn_recv {
@@ -84,6 +85,7 @@ struct rn_recv {
 	u32 q_start;		/* Q: highest segment received, */
 	u32 q_end;		/*    [q_start, q_end) */
 	u32 fin_end;		/* sequence number after the peer's FIN */
+	u32 unk_end;		/* no gap below it is ever called reordered */
 	u8 wscale;		/* our receive window scale */
 	u8 flags;		/* RN_RF_* */
 	struct rn_rset drop;	/* believed dropped (EPDN said so) */
@@ -101,6 +103,7 @@ enum rn_ev_kind {
 struct rn_evidence {
 	enum rn_ev_kind kind;
 	struct rn_range drop;	/* RN_EV_DROPS: [min, max + 1) */
+	bool unknown;		/* EPDN_F_UNKNOWN: drop records may be lost */
 };
 
 /* Why a packet's option was or was not trusted (for the counters). */
@@ -117,7 +120,7 @@ enum rn_data_result {
 	RN_DATA_CLASSIFIED,	/* lists updated from the evidence */
 	RN_DATA_UNPROVEN,	/* path not proven: only Q and removals */
 	RN_DATA_WIDE,		/* drop range wider than the window: untrusted */
-	RN_DATA_OUTSIDE,	/* outside the advertised window: ignored */
+	RN_DATA_OUTSIDE,	/* starts outside [rcv_nxt - wnd, rcv_right) */
 };
 
 /* The ACK decision of §IV-A for the first missing byte (the ACK). */
@@ -207,6 +210,7 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 				 const struct rn_evidence *ev);
 void rn_recv_fin(struct rn_recv *st, u32 fin_end);
 enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd);
+bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq);
 bool rn_recv_done(const struct rn_recv *st);
 u32 rn_recv_overflows(const struct rn_recv *st);
 

@@ -66,6 +66,12 @@ static void tbl_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows)
 	epdn_table_init(t, slot, flows, 0x5eed1234);
 }
 
+/* The table's bytes: its slots. */
+static u64 tbl_memory(u32 flows)
+{
+	return (u64)epdn_table_slots(flows) * sizeof(struct epdn_rec);
+}
+
 /* The most live records: flows (the slots keep a spare eighth). */
 static u32 tbl_full(const struct epdn_table *t)
 {
@@ -126,7 +132,14 @@ static void tbl_init(struct epdn_table *t, struct epdn_rec *slot, u32 flows)
 		.k0 = 0x0123456789abcdefULL, .k1 = 0xfedcba9876543210ULL,
 	};
 
-	epdn_table_init(t, slot, flows, IDLE, &hkey);
+	epdn_table_init(t, slot, (u32 *)(slot + epdn_table_slots(flows)),
+			flows, IDLE, &hkey);
+}
+
+/* The table's bytes: its records and the sets' lost stamps after them. */
+static u64 tbl_memory(u32 flows)
+{
+	return epdn_table_memory(flows);
 }
 
 static u32 tbl_full(const struct epdn_table *t)
@@ -348,7 +361,7 @@ static void fill(struct bench *b, u32 flows, bool tied)
 	u32 full;
 
 	free(b->slot);
-	b->slot = unit_calloc(epdn_table_slots(flows), sizeof(*b->slot));
+	b->slot = unit_calloc(1, tbl_memory(flows));
 	tbl_init(t, b->slot, flows);
 	b->flows = flows;
 	full = tbl_full(t);

@@ -10,15 +10,15 @@
  *             latch's counts, ECE, distrust, the hole sent twice): r_on_ack()
  *     BEGIN   a recovery begins on the last ACK: r_recovery_begins()
  *     END     it ends, normally or by a timeout: r_recovery_ends()
- *     PURE    r_halve() and r_giveback() on any arguments
- *     GROW    a modified recovery's window grows: r_grow() on any window
- *             and delivered count, rho from any RTT and rtt0_ms (0 to
- *             SAT_RTT0_MS_MAX, as the module parameter allows)
+ *     PURE    r_halve(), r_pacing_rate() on any arguments
+ *     CUT     a halving (r_cut()) or a signal that asks for one
+ *             (r_may_cut()), snd_una near the last
+ *     PRR     r_prr_sndcnt() on any arguments
  *
- * GROW checks the growth: slow start up to the saved ssthresh, then at
- * most one segment per window delivered (Reno) or Hybla's rho^2/cwnd per
- * segment; never smaller, never past 2^32 - 1, what is owed carried in
- * less than one step.
+ * CUT checks once per window: no halving allowed before snd_una reaches
+ * the snd_nxt of the last one, each refusal counted.  PRR checks that a
+ * reduction never sends more than was delivered while more than ssthresh
+ * is in flight, nor fills the flight past ssthresh after.
  *
  * After every operation: the verdict is r_classify() of the last ACK, the
  * path counts add up (each recovery begun, each modified one turned
@@ -33,6 +33,7 @@ struct run {
 	struct r_ack a;		/* the last ACK */
 	u32 begun;		/* r_recovery_begins() calls */
 	u32 modified;		/* ... that began a modified recovery */
+	u32 una;		/* snd_una of the last CUT */
 };
 
 static u32 paths(const struct r_sender *s)
@@ -81,16 +82,15 @@ static void op_ack(struct fuzz_in *in, struct run *x)
 
 static void op_begin(struct fuzz_in *in, struct run *x)
 {
-	u32 ssthresh = fuzz_u32(in);
 	u8 verdict = x->s.verdict;
-	bool mod = r_recovery_begins(&x->s, &x->a, ssthresh);
+	bool mod = r_recovery_begins(&x->s, &x->a);
 
+	(void)in;
 	x->begun++;
 	x->modified += mod;
 	FUZZ_CHECK(mod == (verdict == R_PATH_MODIFIED));
 	if (mod)
 		FUZZ_CHECK((x->s.flags & R_F_MOD) &&
-			   x->s.saved_ssthresh == ssthresh &&
 			   x->s.last_seq == x->a.snd_una &&
 			   x->s.last_ms == x->a.now_ms);
 }
@@ -98,52 +98,77 @@ static void op_begin(struct fuzz_in *in, struct run *x)
 static void op_end(struct fuzz_in *in, struct run *x)
 {
 	bool timeout = fuzz_u8(in) & 1, mod = x->s.flags & R_F_MOD;
-	u32 prior = fuzz_u32(in), saved = x->s.saved_ssthresh;
+	u32 prior = fuzz_u32(in), was = x->s.timeouts;
 	u32 ret = r_recovery_ends(&x->s, timeout, prior);
 
 	FUZZ_CHECK(!(x->s.flags & R_F_MOD));
-	FUZZ_CHECK(ret == (!mod ? 0 : timeout ? r_halve(prior) : saved));
+	FUZZ_CHECK(ret == (mod && timeout ? r_halve(prior) : 0));
+	FUZZ_CHECK(x->s.timeouts == was + (mod && timeout));
 }
 
 static void op_pure(struct fuzz_in *in, struct run *x)
 {
-	u32 cwnd = fuzz_u32(in), saved = fuzz_u32(in), ss = fuzz_u32(in);
-	bool undone = fuzz_u8(in) & 1;
-	u32 h = r_halve(cwnd), g = r_giveback(saved, ss, undone);
+	u32 cwnd = fuzz_u32(in) >> (fuzz_u8(in) & 31);
+	u32 mss = fuzz_u16(in), out = fuzz_u32(in), ss = fuzz_u32(in);
+	u32 srtt = fuzz_u32(in), sr = fuzz_u16(in), cr = fuzz_u16(in);
+	u64 max = ((u64)fuzz_u32(in) << 32) | fuzz_u32(in);
+	u32 h = r_halve(cwnd);
+	u64 rate;
 
-	FUZZ_CHECK(h >= 2 && (h == 2 || h == cwnd / 2));
 	(void)x;
-	FUZZ_CHECK(g >= saved && (g == saved || (undone && g == ss)));
+	FUZZ_CHECK(h >= 2 && (h == 2 || h == cwnd / 2));
+	cwnd &= 0xffff;
+	out &= 0xffff;
+	rate = r_pacing_rate(mss, cwnd, out, ss, srtt, sr, cr, max);
+	FUZZ_CHECK(rate <= max);
+	if (rate < max && srtt)
+		FUZZ_CHECK(rate == (u64)mss * 80000 *
+			   (cwnd < ss / 2 ? sr : cr) *
+			   (cwnd > out ? cwnd : out) / srtt);
 }
 
-static void op_grow(struct fuzz_in *in, struct run *x)
+static void op_cut(struct fuzz_in *in, struct run *x)
 {
-	u32 wnd = fuzz_u32(in), acked = fuzz_u32(in), rtt_us = fuzz_u32(in);
-	u32 rho8 = sat_rho8(rtt_us, fuzz_u16(in) % (SAT_RTT0_MS_MAX + 1));
-	u32 ss = x->s.saved_ssthresh, from = wnd ? wnd : 1;
-	u32 cnt = x->s.grow_cnt, got = r_grow(&x->s, wnd, acked, rho8);
-	u32 ca = from, left = sat_slow_start(&ca, ss, acked);
-	bool sat = got == 0xffffffffU;
-	u64 most;
+	u32 una = fuzz_near(in, x->una), was = x->s.suppressed;
+	bool cut = x->s.flags & R_F_CUT, passed;
+	u32 seq = x->s.cut_seq;
 
-	FUZZ_CHECK(!rho8 || (rho8 >= SAT_RHO8_MIN && rho8 <= SAT_RHO8_MAX));
-	FUZZ_CHECK(got >= ca && ca >= from);
-	FUZZ_CHECK(ca == from + acked - left && (!left || ca >= ss));
-	if (!rho8) {
-		most = ((u64)cnt + left) / ca;
-		sat |= (u64)cnt + left > 0xffffffffU;
-		FUZZ_CHECK(x->s.grow_cnt < ca);
-	} else {
-		most = ((u64)left * sat_hybla_step(ca, rho8) + 127) >>
-		       SAT_FRAC_SHIFT;
-		FUZZ_CHECK(x->s.grow_cnt < 1U << SAT_FRAC_SHIFT);
+	x->una = una;
+	if (fuzz_u8(in) & 1) {
+		r_cut(&x->s, una + (fuzz_u16(in) << 4));
+		FUZZ_CHECK((x->s.flags & R_F_CUT) &&
+			   (s32)(x->s.cut_seq - una) >= 0);
+		return;
 	}
-	FUZZ_CHECK(got - ca <= most);
-	FUZZ_CHECK(sat || got - ca + (rho8 ? 1 : 0) >= most);
+	passed = !cut || (s32)(una - seq) >= 0;
+	FUZZ_CHECK(r_may_cut(&x->s, una) == passed);
+	FUZZ_CHECK(x->s.suppressed == was + !passed);
+	FUZZ_CHECK(passed ? !(x->s.flags & R_F_CUT) :
+		   (x->s.flags & R_F_CUT) && x->s.cut_seq == seq);
+}
+
+static void op_prr(struct fuzz_in *in, struct run *x)
+{
+	u32 ss = fuzz_u32(in) >> (fuzz_u8(in) & 31);
+	u32 fs = fuzz_u32(in) >> (fuzz_u8(in) & 31);
+	u32 del = fuzz_u32(in) >> (fuzz_u8(in) & 31);
+	u32 out = fuzz_u32(in) >> (fuzz_u8(in) & 31);
+	u32 pipe = fuzz_u32(in) >> (fuzz_u8(in) & 31);
+	u32 now = fuzz_u16(in);
+	bool bonus = fuzz_u8(in) & 1;
+	u32 snd = r_prr_sndcnt(ss, fs, del, out, pipe, now, bonus);
+
+	(void)x;
+	if (!out && !snd)
+		FUZZ_CHECK(0);		/* the fast retransmission */
+	if (pipe > ss && out && snd)
+		FUZZ_CHECK((u64)out + snd <= del);
+	if (pipe <= ss && (out || snd > 1))
+		FUZZ_CHECK((u64)pipe + snd <= ss);
 }
 
 static void (*const ops[])(struct fuzz_in *in, struct run *x) = {
-	op_ack, op_begin, op_end, op_pure, op_grow,
+	op_ack, op_begin, op_end, op_pure, op_cut, op_prr,
 };
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
@@ -156,11 +181,13 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	while (fuzz_more(&in)) {
 		ops[fuzz_pick(&in, FUZZ_COUNT(ops))](&in, &x);
 		FUZZ_CHECK(x.s.verdict < R_PATH_MAX);
-		FUZZ_CHECK(!(x.s.flags & ~(R_F_ECE | R_F_MOD | R_F_LAST)));
+		FUZZ_CHECK(!(x.s.flags & ~(R_F_ECE | R_F_MOD | R_F_LAST |
+					   R_F_CUT)));
 		FUZZ_CHECK(!(x.s.flags & R_F_MOD) || (x.s.flags & R_F_LAST));
 		FUZZ_CHECK(paths(&x.s) == x.begun + x.s.turned);
 		FUZZ_CHECK(x.s.paths[R_PATH_MODIFIED] == x.modified);
 		FUZZ_CHECK(x.s.turned <= x.modified);
+		FUZZ_CHECK(x.s.timeouts <= x.s.turned);
 	}
 	return 0;
 }

@@ -5,7 +5,8 @@
  *   u32 rcv_nxt, window, u8 wscale, u8 setup (bit 0: require HOST, bit 1
  *   and 2: the overflow policy of the two free-standing range sets), u32
  *   base of those sets; then operations, a byte and its arguments:
- *     DATA     a segment and its evidence, as structs: rn_recv_data()
+ *     DATA     a segment and its evidence (UNKNOWN or not), as structs:
+ *              rn_recv_data(); nothing below unk_end is ever reordered
  *     PACKET   an IPv4 header (options: none, an EPDN option built from
  *              the input, or raw bytes) and a TCP header, through
  *              rn_parse_ipv4(), rn_parse_tcp() and rn_epdn_evidence() into
@@ -17,6 +18,9 @@
  *     FIN      rn_recv_fin()
  *     RSET     add, sub, add_except, prune, has or init on one of two
  *              free-standing range sets
+ *
+ * A segment that starts outside [rcv_nxt - wnd, rcv_right), wnd the
+ * window advertised, changes nothing; one inside is never ignored.
  *
  * Nothing is bounded: sequence numbers are anywhere in 2^32 (near
  * rcv_nxt, Q or the right edge, or any value), segments and dropped
@@ -101,6 +105,30 @@ static void check_mark(const struct rn_recv *st, u32 ack, enum rn_mark m)
 			 RN_MARK_UNKNOWN));
 }
 
+/*
+ * Does @seg start outside [rcv_nxt - wnd, rcv_right), wnd the window we
+ * advertised (rcv_right - rcv_nxt), or hold no byte?
+ */
+static bool seg_outside(const struct rn_recv *st, const struct rn_range *seg)
+{
+	u32 win = st->rcv_right - st->rcv_nxt, lo = st->rcv_nxt - win;
+
+	return rn_range_empty(seg) || seg->start - lo >= 2 * win;
+}
+
+/* Below unk_end nothing is reordered (EPDN_F_UNKNOWN). */
+static bool unknown_floor_holds(const struct rn_recv *st)
+{
+	u32 i;
+
+	if (!(st->flags & RN_RF_UNKNOWN))
+		return true;
+	for (i = 0; i < st->reorder.n; i++)
+		if (rn_seq_before(st->reorder.r[i].start, st->unk_end))
+			return false;
+	return true;
+}
+
 /* One data segment: what rn_recv_data() promises about the lists and Q. */
 static void data(struct run *x, const struct rn_range *seg,
 		 const struct rn_evidence *ev)
@@ -110,6 +138,11 @@ static void data(struct run *x, const struct rn_range *seg,
 	enum rn_data_result res = rn_recv_data(st, seg, ev);
 	struct rn_range p = *seg, q;
 
+	/* RFC 5961 §3.2: a reset counts at exactly the in-order point. */
+	FUZZ_CHECK(rn_recv_rst_ok(st, seg->start) ==
+		   (seg->start == st->rcv_nxt));
+	/* Exactly the segments outside are ignored, and change nothing. */
+	FUZZ_CHECK((res == RN_DATA_OUTSIDE) == seg_outside(&was, seg));
 	if (res == RN_DATA_OUTSIDE) {
 		FUZZ_CHECK(!memcmp(&was, st, sizeof(was)));
 		return;
@@ -118,6 +151,9 @@ static void data(struct run *x, const struct rn_range *seg,
 		   (ev->kind == RN_EV_DROPS &&
 		    ev->drop.end - ev->drop.start > win));
 	FUZZ_CHECK(res != RN_DATA_CLASSIFIED || (st->flags & RN_RF_PROVEN));
+	FUZZ_CHECK(unknown_floor_holds(st));
+	if (res == RN_DATA_CLASSIFIED && ev->unknown)
+		FUZZ_CHECK(st->flags & RN_RF_UNKNOWN);
 	if (res != RN_DATA_CLASSIFIED)
 		FUZZ_CHECK(rset_within(&st->reorder, &was.reorder,
 				       st->rcv_nxt));
@@ -145,6 +181,7 @@ static void op_data(struct fuzz_in *in, struct run *x)
 	struct rn_evidence ev = { .kind = fuzz_pick(in, 4) };
 
 	ev.drop = read_range(in, x->st);
+	ev.unknown = fuzz_u8(in) & 1;
 	data(x, &seg, &ev);
 }
 

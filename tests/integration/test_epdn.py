@@ -26,6 +26,7 @@ because a second sender process started after the record's idle timeout
 (2 s) had passed.
 """
 
+import contextlib
 import json
 import os
 import shlex
@@ -43,7 +44,7 @@ from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
                          F_HOST, F_V2, RR_OPT, Kmsg, Tcpdump,
                          csum, epdn_opt, fuzz_frames, ipv4, netns,
                          odd_frames, parse_epdn, parse_ip, qdisc_stats,
-                         sysctl_write as sysctl, tcp, xmit)
+                         rn_host_stats, sysctl_write as sysctl, tcp, xmit)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -53,6 +54,7 @@ TC_LIB = topo.TC_LIB
 SO_RCVBUFFORCE = 33
 SND, RCV = "10.0.1.1", "10.0.3.2"
 MTU = 1500
+F_UNKNOWN = 0x08            # drop information may be missing (epdn_wire.h)
 ECT0 = 0x02                 # the ECN field of an ECN-capable packet
 # A gate: shut lets one packet pass, then nothing for minutes.
 GATE_SHUT = "tbf rate 8bit burst 1600 limit 100000"
@@ -255,19 +257,22 @@ class Path:
             "qdisc change dev %s parent 1:1 handle 10: epdn %s" % (dev, epdn)])
 
     def open_gate(self, router, limit=1000):
-        """Let everything through and raise the epdn limit, so the queued
-        packets leave and later ones pass."""
+        """Let everything through and raise the epdn limit (None: leave
+        epdn as it is), so the queued packets leave and later ones pass."""
         dev = EGRESS[router]
-        batch("tc", self.ns[router], [
-            "qdisc change dev %s root handle 1: %s" % (dev, GATE_OPEN),
-            "qdisc change dev %s parent 1:1 handle 10: epdn limit %d"
-            % (dev, limit)])
+        lines = ["qdisc change dev %s root handle 1: %s" % (dev, GATE_OPEN)]
+        if limit is not None:
+            lines.append("qdisc change dev %s parent 1:1 handle 10: epdn "
+                         "limit %d" % (dev, limit))
+        batch("tc", self.ns[router], lines)
         self.kick(router)
 
     def kick(self, router):
-        """tbf re-arms its timer only on a packet: send one."""
-        self.sock(router, socket.AF_INET, socket.SOCK_DGRAM, 0).sendto(
-            b"kick", (KICK_TO[router], 9))
+        """tbf re-arms its timer only on a packet: send one, ECN-capable
+        so that a RED queue above max marks it rather than drops it."""
+        s = self.sock(router, socket.AF_INET, socket.SOCK_DGRAM, 0)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, ECT0)
+        s.sendto(b"kick", (KICK_TO[router], 9))
 
     def qlen(self, router):
         out = json.loads(sh("tc -s -j qdisc show dev %s" % EGRESS[router],
@@ -487,10 +492,11 @@ def test_crafted_drops_are_reported_exactly(path):
     assert [opt_of(s) for s in f] == [None, None, (qa[3], qa[11] + 999, 0,
                                                    62)]
     # Flow 1005: every segment sent into the full queue was dropped; the
-    # next one sent carries them, the one after carries nothing.
+    # next one sent carries them, and so does the one after: the record
+    # stays until it ages out.
     f = flow(seen, 1005)
     assert [s["seq"] for s in f] == q1[4:]
-    assert [opt_of(s) for s in f] == [(q1[0], q1[3] + 999, 0, 62), None]
+    assert [opt_of(s) for s in f] == [(q1[0], q1[3] + 999, 0, 62)] * 2
     # Flow 1002: a sender-originated empty option with no record: each
     # EPDN router lowered EPDN-TTL with TTL, nothing else changed.
     (f,) = flow(seen, 1002)
@@ -507,10 +513,14 @@ def test_crafted_drops_are_reported_exactly(path):
                                                    62)]
     assert (st1["overflow_drops"], st1["recorded"], st1["rec_merged"]) == \
         (21, 21, 17), st1
+    # Records go hold (100 ms) after their first carrier: by now, or
+    # when the sweep reaches them.
     assert (st1["stamps"], st1["merges"], st1["opt_deferred"],
-            st1["records"], st1["ttl_updates"]) == (3, 1, 2, 0, 2), st1
+            st1["records"] + st1["released"], st1["ttl_updates"]) == \
+        (4, 1, 2, 4, 2), st1
+    assert st1["unknown_stamps"] == 0, st1
     assert (st2["ttl_updates"], st2["stamps"], st2["merges"],
-            st2["recorded"]) == (5, 0, 0, 0), st2
+            st2["recorded"]) == (6, 0, 0, 0), st2
 
 
 # ---- (b) two EPDN routers that both drop merge into one option ----
@@ -518,7 +528,9 @@ def test_crafted_drops_are_reported_exactly(path):
 def test_two_epdn_routers_merge_into_one_option(path):
     """(b) r1 drops 9 segments and stamps its record into a packet; r2
     then drops 8 more of the same flow before that packet leaves it, and
-    merges its record into the carried option: one option, both ranges."""
+    merges its record into the carried option: one option, both ranges.
+    The flow's next packet gets both again: records stay until they age
+    out."""
     path.egress("r1", "gate", "limit 2 idle 60s")
     path.egress("r2", "gate", "limit 2 idle 60s")
     sn = path.sniff()
@@ -535,13 +547,20 @@ def test_two_epdn_routers_merge_into_one_option(path):
     st1, st2 = path.xstats("r1"), path.xstats("r2")
 
     assert [s["seq"] for s in seen] == [q[0], q[1], q[2], q[20]], seen
-    assert [opt_of(s) for s in seen] == [
-        None, None, (q[3], q[19] + 999, 0, 62), None]
+    both = (q[3], q[19] + 999, 0, 62)
+    assert [opt_of(s) for s in seen[:3]] == [None, None, both], seen
+    # q[12..20] are sent after r1's gate opened, q[20] after r2's: each
+    # hop's record may have gone (its hold) by then.  q[20] carries both
+    # ranges, r2's alone, or nothing.
+    assert opt_of(seen[3]) in (both, (q[12], q[19] + 999, 0, 62), None), \
+        seen
     assert seen[2]["ttl"] == 62 and seen[2]["csum_ok"]
-    assert (st1["recorded"], st1["stamps"], st1["merges"]) == (9, 1, 0), st1
-    assert (st2["recorded"], st2["stamps"], st2["merges"],
-            st2["ttl_updates"]) == (8, 0, 1, 1), st2
-    assert st1["records"] == st2["records"] == 0
+    assert st1["recorded"] == 9 and 1 <= st1["stamps"] <= 10, st1
+    # r2 merged into q[2]'s option, and stamped q[20] (a merge if r1 had
+    # stamped it, a new option if not) when its record was still there.
+    assert st2["recorded"] == 8, st2
+    assert st2["merges"] + st2["stamps"] == \
+        1 + (seen[3]["opt"] is not None), st2
 
 
 @pytest.mark.parametrize("r2_kind", ["epdn-drops", "legacy"])
@@ -549,13 +568,14 @@ def test_stamps_and_epdn_ttl_real_tcp(path, r2_kind):
     """Real TCP, options created by r1 (the bottleneck).  With r2 an EPDN
     router that drops too (emulated CRC errors, mode v2), both routers'
     records reach the receiver and EPDN-TTL == TTL; a router without
-    EPDN after r1 makes them differ.  4 Mbit/s: under a debug kernel,
-    with r2's corruption, iperf3 could not fill 20 (no overflow at r1)."""
-    path.egress("r1", "4mbit", "limit 10")
+    EPDN after r1 makes them differ.  2 Mbit/s for 5 s: a debug kernel
+    on a busy host could not fill 4 (no overflow at r1), and 1 % of some
+    850 packets is corrupted."""
+    path.egress("r1", "2mbit", "limit 10")
     path.egress("r2", "epdn" if r2_kind == "epdn-drops" else "none",
                 "limit 1000 mode v2 corrupt 1%")
     sn = path.sniff()
-    path.iperf()
+    path.iperf(secs=5)
     seen = sn.stop()
     st = path.xstats("r1")
     assert st["overflow_drops"] > 0 and st["recorded"] > 0
@@ -603,14 +623,15 @@ def test_legacy_router_breaks_epdn_ttl(path, legacy):
     seen = sn.stop(want=4)
     assert [s["seq"] for s in seen] == [q[0], q[1], q[2], q[12]], seen
     want_ettl = {"none": 62, "after": 63, "before": 64}[legacy]
-    assert [opt_of(s) for s in seen] == [
-        (0, 0, F_EMPTY | F_HOST, want_ettl),
-        (0, 0, F_EMPTY | F_HOST, want_ettl),
-        (q[3], q[11] + 999, F_HOST, want_ettl),
-        (0, 0, F_EMPTY | F_HOST, want_ettl)]
+    empty = (0, 0, F_EMPTY | F_HOST, want_ettl)
+    filled = (q[3], q[11] + 999, F_HOST, want_ettl)
+    assert [opt_of(s) for s in seen[:3]] == [empty, empty, filled], seen
+    # q[12] is sent after the gate opens: within the record's hold or not.
+    assert opt_of(seen[3]) in (empty, filled), seen
     assert all(s["ttl"] == 62 and s["csum_ok"] for s in seen)
     st = path.xstats(gw)
-    assert (st["recorded"], st["merges"], st["stamps"]) == (9, 1, 0), st
+    assert (st["recorded"], st["stamps"]) == (9, 0), st
+    assert st["merges"] == 1 + (opt_of(seen[3]) == filled), st
 
 
 @pytest.fixture
@@ -632,8 +653,9 @@ def test_sender_origin_hook(path, rn_host, legacy):
     data segment carry an empty option; the bottleneck fills some.  A
     router without EPDN before or after it breaks EPDN-TTL == TTL."""
     gw, other = ("r2", "r1") if legacy == "before" else ("r1", "r2")
-    # A rate the sender outruns even under a KASAN kernel.
-    path.egress(gw, "4mbit", "limit 10")
+    # A rate the sender outruns even under a KASAN kernel on a busy host
+    # (seen: 1.2 Mbit/s).
+    path.egress(gw, "1mbit", "limit 10")
     path.egress(other, "epdn" if legacy == "none" else "none")
     sysctl(path.a, "net.rn.epdn_origin", 1)
     try:
@@ -654,6 +676,235 @@ def test_sender_origin_hook(path, rn_host, legacy):
     assert max(s["len"] for s in seen) <= MTU
     for s in data:
         assert (s["opt"]["ettl"] == s["ttl"]) == (legacy == "none"), s
+
+
+# ---- fail safe: a lost drop record is never "reordered" ----
+
+class RnFlow:
+    """A real TCP connection a -> b:80 in an EPDN domain: the sender
+    originates the option (net.rn.epdn_origin), b runs the RN-TCP
+    receiver (net.rn.receiver), both routers run epdn.  r1's gate is put
+    in after the handshake, so that the flow's own segments meet it.  The
+    sender neither probes (tcp_early_retrans 0: no tail loss probe) nor
+    times out (rto_min 10s) while the gate is shut, so every segment it
+    sends is one the test asked for."""
+
+    PORT = 80
+    SIZE = 1000
+
+    def __init__(self, path, epdn):
+        self.path = path
+        path.egress("r2", "epdn")
+        sysctl(path.a, "net.rn.epdn_origin", 1)
+        sysctl(path.b, "net.rn.receiver", 1)
+        sysctl(path.a, "net.ipv4.tcp_early_retrans", 0)
+        sh("ip route change default via 10.0.1.2 advmss 1448 rto_min 10s",
+           ns=path.a)
+        with netns(path.b):
+            self.srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind((RCV, self.PORT))
+        self.srv.listen(1)
+        with netns(path.a):
+            self.cli = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.cli.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.cli.settimeout(10)
+        self.cli.connect((RCV, self.PORT))
+        self.sport = self.cli.getsockname()[1]
+        self.acc, _ = self.srv.accept()
+        self.sent = 0
+        self.isn = None
+        path.egress("r1", "gate", epdn)
+
+    def send(self, n=1):
+        """@n segments of SIZE bytes; their sequence numbers."""
+        for _ in range(n):
+            self.cli.send(b"x" * self.SIZE)
+            self.sent += 1
+
+    def seq(self, i):
+        """The sequence number of segment @i (0: the first sent)."""
+        return (self.isn + 1 + i * self.SIZE) & 0xffffffff
+
+    def arrivals(self, seen):
+        """The first data segments to reach b, by number: 0, 1, then 3
+        (2 was dropped; its retransmission may follow)."""
+        data = [s for s in seen if s["payload"]]
+        self.isn = (data[0]["seq"] - 1) & 0xffffffff
+        assert [s["seq"] for s in data[:3]] == \
+            [self.seq(0), self.seq(1), self.seq(3)], data
+        return {0: data[0], 1: data[1], 3: data[2]}
+
+    def counters(self, want_acks, timeout=20):
+        """b's /proc/net/rn_host once it has sent @want_acks ACKs that
+        name a hole (marked, unmarked or unclassified)."""
+        end = time.time() + timeout
+        while True:
+            st = rn_host_stats(self.path.b)
+            holes = sum(st.get(k, 0) for k in ("acks_marked",
+                                               "acks_unmarked",
+                                               "acks_unclassified"))
+            if holes >= want_acks or time.time() > end:
+                return st
+            time.sleep(0.1)
+
+    def close(self):
+        path = self.path
+        for s in (self.cli, self.acc, self.srv):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                         struct.pack("ii", 1, 0))
+            s.close()
+        sysctl(path.a, "net.rn.epdn_origin", 0)
+        sysctl(path.b, "net.rn.receiver", 0)
+        sysctl(path.a, "net.ipv4.tcp_early_retrans", 3)
+        sh("ip route change default via 10.0.1.2 advmss 1448", ns=path.a)
+
+
+@pytest.fixture
+def rn_flow(path, rn_host):
+    flows = []
+
+    def make(epdn):
+        flows.append(RnFlow(path, epdn))
+        return flows[-1]
+    yield make
+    for f in flows:
+        f.close()
+
+
+def one_drop(path, f):
+    """Shut gate, limit 1: segment 0 passes, 1 waits in the tbf, 2 is
+    dropped and recorded."""
+    f.send(3)
+    path.wait_qlen("r1", 1)
+    end = time.time() + 20
+    while path.xstats("r1")["overflow_drops"] < 1:
+        assert time.time() < end, path.xstats("r1")
+        time.sleep(0.1)
+
+
+def test_flood_evicting_the_record_is_never_reordered(path, rn_flow):
+    """A flood of new flows, each dropped at r1 (flows 8: one set), evicts
+    the victim's record before any of its packets carried it.  The set is
+    then lost: the victim's next packets leave r1 with UNKNOWN, and the
+    receiver's ACK that names the hole (segment 2, a congestion drop) does
+    not say "reordered".  Before the fix the record vanished unseen, the
+    next packet came with a trusted empty option, and that ACK carried the
+    drop-negative bit."""
+    f = rn_flow("limit 1 flows 8 idle 60s")
+    sn = path.sniff()
+    one_drop(path, f)
+    flood = [ipv4(SND, RCV, tcp(20000 + i, 80, 1000, 1000))
+             for i in range(16)]
+    path.send(flood)
+    st = path.xstats("r1")
+    assert st["overflow_drops"] == 17 and st["evicted"] == 9, st
+    path.change("r1", "limit 1000")
+    f.send(1)                       # segment 3, queued behind segment 1
+    path.open_gate("r1")
+    host = f.counters(want_acks=1)
+    seen = flow(sn.stop(want=3), f.sport)
+    assert host["acks_marked"] == 0, host
+    assert host["acks_unclassified"] >= 1, host
+    data = f.arrivals(seen)
+    after = data[3]["opt"]
+    assert after and after["ettl"] == data[3]["ttl"], after
+    assert after["flags"] & F_UNKNOWN, after
+    assert host["opt_unknown"] >= 1, host
+    assert path.xstats("r1")["unknown_stamps"] >= 1
+
+
+def test_spoofed_carrier_cannot_take_the_record(path, rn_flow):
+    """One forged segment with the victim's 4-tuple and a bad TCP checksum
+    leaves r1 first after the drop.  The receiver discards it (it uses
+    only checksum-valid segments), but the record stays: the victim's
+    next real segment carries it too, and the ACK that names the hole
+    (segment 2, a congestion drop) does not say "reordered".  Before the
+    fix the forged segment took the record away, and that ACK carried the
+    drop-negative bit."""
+    f = rn_flow("limit 1 idle 60s")
+    sn = path.sniff()
+    one_drop(path, f)
+    path.change("r1", "limit 1000")
+    spoof = ipv4(SND, RCV, tcp(f.sport, 80, 12345, 1000),
+                 opts=epdn_opt(64, F_EMPTY | F_HOST))
+    path.send([spoof])              # TCP checksum 0: wrong
+    f.send(1)                       # segment 3, behind the forgery
+    path.open_gate("r1")
+    host = f.counters(want_acks=1)
+    seen = flow(sn.stop(want=4), f.sport)
+    assert host["acks_marked"] == 0, host
+    assert host["acks_unmarked"] >= 1, host
+    assert host["data_bad_csum"] >= 1, host
+    forged = [s for s in seen if s["seq"] == 12345]
+    assert forged, seen
+    data = f.arrivals([s for s in seen if s["seq"] != 12345])
+    o = data[3]["opt"]
+    assert (o["min"], o["max"]) == (f.seq(2), f.seq(3) - 1), o
+    st = path.xstats("r1")
+    assert st["records"] + st["released"] == 1 and st["merges"] >= 2, st
+
+
+@contextlib.contextmanager
+def bridged_r2(path, epdn_on_bridge):
+    """r2 forwards to b through a bridge: r2-b becomes a port of br0,
+    which takes r2's address.  Routed packets pass br0's own qdisc (an
+    epdn there is r2's EPDN router, @epdn_on_bridge), then the port's
+    (EGRESS["r2"] still names r2-b: the L2 queue)."""
+    ns = path.r2
+    if run(["ip", "link", "add", "brprobe", "type", "bridge"], ns=ns,
+           check=False).returncode:
+        pytest.skip("this kernel has no bridge (CONFIG_BRIDGE)")
+    run(["ip", "link", "del", "brprobe"], ns=ns)
+    batch("ip", ns, [
+        "link add br0 address %s type bridge" % MAC["r2-b"],
+        "addr del 10.0.3.1/24 dev r2-b",
+        "link set r2-b master br0",
+        "addr add 10.0.3.1/24 dev br0",
+        "link set br0 up",
+        "neigh replace 10.0.3.2 lladdr %s dev br0 nud permanent"
+        % MAC["b-r2"]])
+    if epdn_on_bridge:
+        batch("tc", ns, ["qdisc add dev br0 root epdn limit 1000"])
+    try:
+        yield
+    finally:
+        batch("ip", ns, [
+            "link set r2-b nomaster", "link del br0",
+            "addr add 10.0.3.1/24 dev r2-b",
+            "neigh replace 10.0.3.2 lladdr %s dev r2-b nud permanent"
+            % MAC["b-r2"]], check=False)
+
+
+@pytest.mark.parametrize("r2", ["epdn", "legacy"])
+def test_bridge_port_records_drops_and_leaves_epdn_ttl(path, r2):
+    """A queue below IP: the drops happen at a bridge port behind r2.  An
+    epdn qdisc on that port records them, and the flow's later packets
+    carry them, but it leaves EPDN-TTL alone (TTL is not lowered at a
+    bridge port): so when r2 itself runs no EPDN, the receiver still sees
+    EPDN-TTL one above TTL.  Before, the port took r2's decrement for its
+    own and closed the gap, and r2 passed for an EPDN router (legacy:
+    EPDN-TTL 62 == TTL).  A bridge port with any other qdisc loses
+    packets unseen: nothing on the path can report them (docs/epdn.md)."""
+    path.egress("r1", "epdn")
+    with bridged_r2(path, r2 == "epdn"):
+        path.egress("r2", "gate", "limit 2 idle 60s")   # the port, r2-b
+        sn = path.sniff()
+        q = seqs(13, 3000)
+        origin = (64, F_EMPTY | F_HOST)
+        path.send(segs(3001, q[:12], epdn=origin))
+        path.open_gate("r2")
+        path.send(segs(3001, q[12:], epdn=origin))
+        seen = sn.stop(want=4)
+        st = path.xstats("r2")
+    ettl = 62 if r2 == "epdn" else 63
+    empty = (0, 0, F_EMPTY | F_HOST, ettl)
+    filled = (q[3], q[11] + 999, F_HOST, ettl)
+    assert [s["seq"] for s in seen] == [q[0], q[1], q[2], q[12]], seen
+    assert all(s["ttl"] == 62 for s in seen), seen
+    assert [opt_of(s) for s in seen[:3]] == [empty, empty, filled], seen
+    assert opt_of(seen[3]) in (empty, filled), seen     # within the hold?
+    assert (st["recorded"], st["ttl_updates"]) == (9, 0), st
 
 
 # ---- (d) packets at MTU are never oversized ----
@@ -679,11 +930,13 @@ def test_mtu_boundary_never_oversized(path):
     seen = sn.stop(want=7)
     st = path.xstats("r1")
     f = flow(seen, 4001)
-    assert [s["len"] for s in f] == [1500, 1489, 1500, 1040], f
+    assert [s["len"] for s in f] == [1500, 1489, 1500, 1052], f
     assert [opt_of(s) for s in f] == [
-        None, None, (drop[0], drop[-1] + 999, 0, 62), None]
+        None, None, (drop[0], drop[-1] + 999, 0, 62),
+        (drop[0], drop[-1] + 999, 0, 62)]
     assert max(s["len"] for s in seen) <= MTU
-    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (2, 1, 0), st
+    assert (st["mtu_deferred"], st["stamps"],
+            st["records"] + st["released"]) == (2, 2, 1), st
 
 
 def test_route_mtu_below_the_devices(path):
@@ -708,14 +961,17 @@ def test_route_mtu_below_the_devices(path):
     assert [s["len"] for s in f] == [1300, 1300], f
     assert [opt_of(s) for s in f] == [None, (10000, 10999, 0, 63)], f
     st = path.xstats("r1")
-    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 0), st
+    assert (st["mtu_deferred"], st["stamps"],
+            st["records"] + st["released"]) == (1, 1, 1), st
 
 
 def test_ranges_past_the_span_bound_are_never_built(path):
     """A carried range of 2^30 bytes or more is not merged into a record,
     and one far from the record (2^31 away: unordered) gives way to the
     record's range when stamping: the receiver gets only ranges it can
-    order (span_resets counts both)."""
+    order (span_resets counts both).  A carried range that gives way sets
+    UNKNOWN, and so does one a dropped packet carried and the record could
+    not take: whatever it said about the flow is lost."""
     path.egress("r1", "gate", "limit 2 idle 60s")
     sn = path.sniff()
     path.send(segs(4000, seqs(3)))
@@ -727,24 +983,29 @@ def test_ranges_past_the_span_bound_are_never_built(path):
               segs(4002, [21000]))
     path.open_gate("r1")
     seen = sn.stop(want=5)
-    assert opt_of(flow(seen, 4001)[0]) == (10000, 10999, 0, 63), seen
-    assert opt_of(flow(seen, 4002)[0]) == (20000, 20999, 0, 63), seen
+    assert opt_of(flow(seen, 4001)[0]) == (10000, 10999, F_UNKNOWN, 63), seen
+    assert opt_of(flow(seen, 4002)[0]) == (20000, 20999, F_UNKNOWN, 63), seen
     st = path.xstats("r1")
     assert (st["span_resets"], st["merges"], st["stamps"]) == (2, 1, 1), st
 
 
 def test_red_average_ages_while_the_queue_is_empty(path):
     """RED's average decays over an idle queue, as sch_red's does.  A
-    burst of ECN-capable segments through an 8 Mbit/s shaper lifts the
-    average above max: they are marked, none dropped.  The queue drains
-    and stays empty for a second, as long as a thousand packets take to
-    send.  A segment that is not ECN-capable (a TCP retransmission is not)
-    then passes.  If the average had kept its value from the burst, that
-    segment would have met a hard mark and been dropped."""
-    path.egress("r1", "8mbit", "limit 1000 red min 3000 max 9000 "
+    burst of ECN-capable segments queued behind a shut gate lifts the
+    average above max: they are marked, none dropped.  (Behind a shaper
+    the queue would build only if the sender outran it, which a loaded
+    emulated guest does not always do.)  The gate opens, the queue drains
+    and stays empty for a second, as long as many thousand packets take to
+    send at the rate it drained.  A segment that is not ECN-capable (a TCP
+    retransmission is not) then passes.  If the average had kept its value
+    from the burst, that segment would have met a hard mark and been
+    dropped."""
+    path.egress("r1", "gate", "limit 1000 red min 3000 max 9000 "
                 "probability 0.5 ewma 2 ecn")
     sniff = path.sniff()
     path.send(segs(7001, seqs(150), tos=ECT0))
+    path.wait_qlen("r1", 149)       # the shut gate lets the first through
+    path.open_gate("r1", limit=None)
     path.wait_qlen("r1", 0)
     burst = path.xstats("r1")
     assert burst["red_marks"] > 0 and burst["red_drops"] == 0, burst
@@ -766,9 +1027,10 @@ def test_change_of_flows_drops_the_records_counted(path):
     path.change("r1", "flows 128")
     st = path.xstats("r1")
     assert (st["records"], st["flushed"], st["recorded"]) == (0, 10, 10), st
-    assert (st["flows"], st["memory_used"]) == (128, 128 * 24), st
+    # 28 bytes a record, and a 4-byte lost stamp per set of 8.
+    assert (st["flows"], st["memory_used"]) == (128, 128 * 28 + 16 * 4), st
     path.send(segs(5000, [1777]))
-    path.change("r1", "idle 3s limit 3")
+    path.change("r1", "idle 30s limit 3")
     st = path.xstats("r1")
     assert (st["records"], st["flushed"], st["recorded"]) == (1, 10, 11), st
 
@@ -781,7 +1043,7 @@ def test_full_size_tcp_defers_on_mtu(path):
         sh("ip route change default via %s advmss 1460" % gw,
            ns=path.ns[n])
     try:
-        path.egress("r1", "20mbit", "limit 10")
+        path.egress("r1", "1mbit", "limit 10")
         sn = path.sniff()
         path.iperf(secs=2)
         seen = sn.stop()
@@ -803,7 +1065,9 @@ def test_full_table_evicts_oldest_then_idle_records_age_out(path):
     table, so the set is the table: 20 flows lose a segment, 12 then 8,
     the second group later than the first by more than the clock's
     resolution (one jiffy), so the table keeps exactly the second group.
-    Then records age out."""
+    Those evictions gave up records in force: every flow of the set then
+    leaves with UNKNOWN, in an empty option if it has no record.  Then
+    records age out."""
     path.egress("r1", "gate", "limit 2 idle 30s flows 8")
     path.egress("r2", "epdn")
     sn = path.sniff()
@@ -816,15 +1080,26 @@ def test_full_table_evicts_oldest_then_idle_records_age_out(path):
     path.open_gate("r1")
     path.send([segs(5100 + i, [1777])[0] for i in range(20)])
     seen = sn.stop(want=23)
-    stamped = sorted(s["sport"] - 5100 for s in seen if s["opt"])
-    assert stamped == list(range(12, 20)), stamped
+    second = [s for s in seen if s["sport"] >= 5100]
+    ranged = sorted(s["sport"] - 5100 for s in second
+                    if not s["opt"]["flags"] & F_EMPTY)
+    assert ranged == list(range(12, 20)), ranged
+    assert all(s["opt"]["flags"] & F_UNKNOWN for s in second), second
+    assert path.xstats("r1")["unknown_stamps"] == 21   # and 5000's third
+    # The eight carried go hold (100 ms) after their carriers.
+    end = time.time() + 20
+    while path.xstats("r1")["records"] and time.time() < end:
+        time.sleep(0.1)
+    st = path.xstats("r1")
+    assert (st["records"], st["released"], st["aged"]) == (0, 8, 0), st
     # Ageing: five new records, then a short idle (a live change).
     batch("tc", path.r1, [
         "qdisc change dev r1-r2 root handle 1: " + GATE_SHUT,
         "qdisc change dev r1-r2 parent 1:1 handle 10: epdn limit 2"])
     path.send(segs(5300, seqs(3)) +
               [segs(5200 + i, [2777])[0] for i in range(5)])
-    assert path.xstats("r1")["records"] == 5
+    st = path.xstats("r1")
+    assert (st["records"], st["evicted"]) == (5, 12), st
     path.change("r1", "idle 100ms")
     end = time.time() + 20
     while path.xstats("r1")["records"] and time.time() < end:
@@ -854,15 +1129,15 @@ def test_sweep_runs_only_while_records_exist(path):
     """The ageing sweep costs nothing when idle: its timer never runs with
     an empty table, runs while records exist, and stops once the last
     record has aged out."""
-    # idle 1s: a loaded host once took over 100 ms from the drops to the
-    # first read, and the records had aged out already.  flows 1024 is
-    # 128 sets, one sweep run (the default table takes 64 runs, 3 s).
-    path.egress("r1", "gate", "limit 2 idle 1s flows 1024")
+    # idle 4s: a debug kernel on a loaded host took over a second from
+    # the drops to the first read.  flows 1024 is 128 sets, one sweep run
+    # (the default table takes 64 runs, 3 s).
+    path.egress("r1", "gate", "limit 2 idle 4s flows 1024")
     assert sweep_runs(1) == 0
     path.send(segs(4000, seqs(3)))
     path.send([segs(5000 + i, [777])[0] for i in range(3)])
     assert path.xstats("r1")["records"] == 3
-    assert sweep_runs(2) > 0
+    assert sweep_runs(6) > 0
     st = path.xstats("r1")
     assert (st["records"], st["aged"]) == (0, 3), st
     assert sweep_runs(1) == 0
@@ -933,7 +1208,7 @@ def test_flood_of_100k_flows_stays_bounded(dummy):
     assert (st["recorded"], st["overflow_drops"]) == (n, n), st
     assert (st["records"], st["flows"]) == (flows, flows), st
     assert st["evicted"] == n - flows and st["rec_merged"] == 0, st
-    assert st["record_bytes"] <= 28
+    assert st["record_bytes"] <= 29
     # The table was allocated at init; the flood adds neither records nor
     # leaked packets (100 000 skbs would be > 50 MB).  Slab and vmalloc are
     # the exact measure; MemAvailable also moves with the page cache and
@@ -959,6 +1234,7 @@ def flood_halves(dev, n):
     return bursts, mem
 
 
+@pytest.mark.realtime
 def test_flood_of_1m_flows_keeps_up(dummy):
     """(e) 1 048 576 flows from pktgen, random addresses and ports (2^16 x
     64 000, so all but about 128 distinct), as fast as one CPU sends, so
@@ -1035,8 +1311,9 @@ def as_received(hdr, etype, payload):
 
 def test_odd_packets_pass_unchanged(path):
     """(f) Malformed and odd frames of a flow that has a record leave
-    byte for byte; the record goes into the first valid carrier (an EPDN
-    option behind NOPs and record-route, rewritten in place)."""
+    byte for byte; the record goes into every valid carrier (an EPDN
+    option behind NOPs and record-route, rewritten in place, and a plain
+    packet, which gains one)."""
     path.egress("r1", "gate", "limit 2 idle 60s")
     sn = path.sniff(raw=True)
     path.send(segs(8000, seqs(3)))
@@ -1059,8 +1336,13 @@ def test_odd_packets_pass_unchanged(path):
     o = parse_epdn(got[len(odd)][14:])
     assert (o["min"], o["max"], o["flags"], o["ettl"]) == \
         (100000, 102999, F_HOST, 64), o
-    assert got[len(odd) + 1][14:] == good_frame()
-    assert st["records"] == 0 and st["merges"] == 1 and st["stamps"] == 0
+    # The record stays: the plain packet after takes it too (sent from
+    # r1 itself, so HOST).
+    o = parse_epdn(got[len(odd) + 1][14:])
+    assert (o["min"], o["max"], o["flags"], o["ettl"]) == \
+        (100000, 102999, F_HOST, 64), o
+    assert st["records"] + st["released"] == 1, st
+    assert st["merges"] == 1 and st["stamps"] == 1, st
     assert (st["not_ipv4"], st["fragments"], st["malformed"],
             st["opt_deferred"], st["nomem"]) == (2, 2, 13, 2, 0), st
     assert st["not_tcp"] == 2, st           # the UDP frame and the kick
@@ -1172,10 +1454,13 @@ def test_tunnel_metadata_dst_uses_the_device_mtu(dummy):
     its dst_ops' mtu() reads a device it does not have.  Such a packet
     is stamped against the device's MTU alone.  A segment lost on the
     link (corrupt 100%) leaves a record; of the flow's next two, the one
-    12 bytes too big for the dummy's 1500 keeps it (mtu_deferred), the
-    1488-byte one takes it."""
+    12 bytes too big for the dummy's 1500 cannot carry it (mtu_deferred),
+    the 1488-byte one carries it."""
     sh("tc qdisc add dev %s clsact" % dummy)
-    sh("tc filter add dev %s egress matchall action %s" % (dummy, TUNNEL_KEY))
+    if sh("tc filter add dev %s egress matchall action %s" %
+          (dummy, TUNNEL_KEY), check=False).returncode:
+        pytest.skip("this kernel has no tunnel_key action "
+                    "(CONFIG_NET_ACT_TUNNEL_KEY)")
     sh("tc qdisc add dev %s root epdn mode v2 corrupt 100%%" % dummy)
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     hdr = eth_from(dummy) + struct.pack("!H", ETH_P_IP)
@@ -1187,7 +1472,8 @@ def test_tunnel_metadata_dst_uses_the_device_mtu(dummy):
     st = dev_xstats(dummy)
     assert (st["corrupt_drops"], st["recorded"], st["packets"]) == \
         (1, 1, 2), st
-    assert (st["mtu_deferred"], st["stamps"], st["records"]) == (1, 1, 0), st
+    # the record stays for the hold after its first carrier (Failing safe)
+    assert (st["mtu_deferred"], st["stamps"]) == (1, 1), st
 
 
 @pytest.fixture

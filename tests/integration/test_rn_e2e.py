@@ -297,6 +297,7 @@ def serial(*jobs):
     return [flow(**kw) for kw in jobs]
 
 
+@pytest.mark.statistical
 def test_mild_reordering_rn_vs_reno():
     """§VII-A at 5 % delayed packets, with the bottleneck's htb given
     30 kB of burst so that the path carries its 6 Mbit/s under emulation
@@ -397,6 +398,7 @@ def test_mild_reordering_rn_vs_reno():
 
 # ---- §VII-B: drops only ------------------------------------------------
 
+@pytest.mark.statistical
 def test_drops_only_rn_close_to_reno():
     """§VII-B, drops only: no packet is delayed, and the losses are the
     drop-tail EPDN bottleneck's own (recorded and reported, so the
@@ -424,6 +426,7 @@ def test_drops_only_rn_close_to_reno():
 
 # ---- classic dupthresh, and RN-TCP-ES ----------------------------------
 
+@pytest.mark.statistical
 def test_classic_dupthresh_and_es():
     """With RACK off (net.ipv4.tcp_recovery=0) rn's rule is the classic
     dupthresh itself: while a hole waits, reordering:N in ss equals

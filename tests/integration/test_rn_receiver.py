@@ -29,6 +29,7 @@ import json
 import os
 import shlex
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -37,8 +38,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, TOP)         # run as a helper, this checkout's satnet
 
-from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, epdn_opt,  # noqa: E402
-                         qdisc_stats, raw_tcp, rn_host_stats)
+from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
+                         epdn_opt, qdisc_stats, raw_tcp, rn_host_stats)
 
 KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
 EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
@@ -116,6 +117,53 @@ def send_raw(spec):
             s.sendto(raw_tcp(p), (p["dst"], 0))
 
 
+def tcp_over(src, dst, th):
+    """@th with its checksum filled in, for a raw IPPROTO_TCP socket."""
+    pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + \
+        struct.pack("!BBH", 0, 6, len(th))
+    th = th[:16] + b"\0\0" + th[18:]
+    return th[:16] + struct.pack("!H", csum(pseudo + th)) + th[18:]
+
+
+def lo_frames(cap, sport, want):
+    """TCP segments of the first @want frames from port @sport on lo (a
+    tap sees each frame there once, as it loops back in)."""
+    got = []
+    while len(got) < want:
+        frame = cap.recv(1 << 17)
+        ip = frame[14:]
+        th = ip[(ip[0] & 15) * 4:]
+        if ip[9] == 6 and struct.unpack("!H", th[:2])[0] == sport:
+            got.append(th)
+    return got
+
+
+def send_lo_raw(spec):
+    """A raw IPPROTO_TCP socket (the kernel builds the IP header) sends a
+    pure ACK, then an ACK with spec["len"] bytes of data and the
+    drop-negative bit, from 127.0.0.1 to spec["dst"] through lo (where
+    nothing answers them); prints, as JSON, the TCP bytes sent and those
+    an AF_PACKET socket on lo saw leave."""
+    cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                        socket.htons(0x0800))
+    cap.bind(("lo", 0))
+    cap.settimeout(10)
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+    a, b = "127.0.0.1", spec["dst"]
+    s.bind((a, 0))
+    sent = []
+    for n in (0, spec["len"]):
+        th = raw_tcp(dict(src=a, dst=b, sport=4000, dport=4001, seq=7000,
+                          ack=9000, flags="A", len=n))[20:]
+        if n:
+            th = tcp_over(a, b, th[:12] + bytes([th[12] | 0x02]) + th[13:])
+        s.sendto(th, (b, 0))
+        sent.append(th.hex())
+    seen = [th.hex() for th in lo_frames(cap, 4000, 2)]
+    print(json.dumps(dict(sent=sent, seen=seen)))
+
+
 def main():
     with open(sys.argv[2]) as f:
         spec = json.load(f)
@@ -123,6 +171,8 @@ def main():
         send_spec(spec)
     elif sys.argv[1] == "--raw":
         send_raw(spec)
+    elif sys.argv[1] == "--lo-raw":
+        send_lo_raw(spec)
 
 
 if __name__ == "__main__":
@@ -189,14 +239,16 @@ def get_param(name):
         return int(f.read())
 
 
-def send(ns, spec, raw=False):
-    """Craft and send packets in a namespace: scapy, or raw (fast)."""
+def send(ns, spec, raw=False, mode=None):
+    """Craft and send packets in a namespace: scapy, or raw (fast), or
+    another --mode of the helper; returns what the helper printed."""
     path = "/tmp/rn-spec-%d.json" % os.getpid()
+    mode = mode or ("--raw" if raw else "--send")
     with open(path, "w") as f:
         json.dump(spec, f)
     try:
-        sh("%s %s %s %s" % (PY, ME, "--raw" if raw else "--send", path),
-           ns=ns, timeout=300)
+        return sh("%s %s %s %s" % (PY, ME, mode, path), ns=ns,
+                  timeout=300).stdout
     finally:
         os.unlink(path)
 
@@ -535,7 +587,7 @@ def test_bad_input_is_counted_not_fatal():
         # never counted as segments
         dict(doff=15, len=10),                          # doff past the end
         dict(proto="rawtcp", raw="0fa00050000000"),     # 7-byte TCP header
-        dict(chksum=0x1234),                            # bad checksum
+        dict(chksum=0x1234),                  # bad checksum, not summed
         dict(opts=[good], len=600, fragment=304, keep=1, id=8),  # lone
         dict(proto="udp", opts=[good]),
         dict(proto="icmp", opts=[good]),
@@ -559,9 +611,10 @@ def test_bad_input_is_counted_not_fatal():
     assert d["opt_distrusted"] == 1 and d["opt_not_host"] == 1, show(d)
     assert d["opt_trusted"] == 2, show(d)
     assert d["hdr_malformed"] == 2, show(d)
-    assert d["data_bad_csum"] == 1, show(d)
+    # Only the segments of tracked flows are summed (see the live flow).
+    assert d["data_bad_csum"] == 0, show(d)
     # IPv6, UDP, ICMP, SYN, RST and the lone fragment are not data.
-    assert d["data_segments"] == 7 and d["data_untracked"] == 7, show(d)
+    assert d["data_segments"] == 8 and d["data_untracked"] == 8, show(d)
     assert after["flows_live"] == 0
 
 
@@ -587,26 +640,56 @@ def test_window_and_reset_on_a_live_flow():
         n.receiver()
         n.listen(port)
         # A handshake from an address that never answers: our SYN-ACK
-        # creates the flow with rcv_nxt = isn + 1.  Then a gap, a segment
-        # 2^31 away, one past the window, and a reset.
+        # creates the flow with rcv_nxt = isn + 1 and a 65535-byte window.
+        # Then a gap, a segment 2^31 away, one past the window, one more
+        # than a window below, a corrupt one, resets off rcv_nxt, and
+        # the reset at rcv_nxt.
+        rst = dict(seg, flags="R", len=0, seq=isn + 1, opts=[])
         send(n.snd, [dict(seg, flags="S", len=0, seq=isn, opts=[]),
                      dict(sleep=0.5),
                      dict(seg, seq=isn + 1 + 300),
                      dict(seg, seq=(isn + 1 + 2 ** 31) % 2 ** 32),
                      dict(seg, seq=isn + 1 + 10 ** 7),
+                     dict(seg, seq=isn + 1 - 65536),
+                     dict(seg, seq=isn + 1 + 600, csum_xor=0x0101),
                      dict(sleep=0.5),
-                     dict(seg, flags="R", len=0, seq=isn + 1, opts=[])],
+                     dict(rst, seq=isn + 2),
+                     dict(rst, seq=isn),
+                     dict(sleep=0.2),
+                     rst],
              raw=True)
         time.sleep(0.5)
         st = rn_host_stats(n.rcv)
     assert st["flows_created"] == 1, show(st)
-    assert st["data_segments"] == 3 and st["opt_trusted"] == 3, show(st)
-    assert st["data_outside_window"] == 2, show(st)
+    assert st["data_segments"] == 4 and st["opt_trusted"] == 4, show(st)
+    assert st["data_outside_window"] == 3, show(st)
+    assert st["data_bad_csum"] == 1, show(st)
+    assert st["rst_off_sequence"] == 2, show(st)
     assert st["data_untracked"] == 0, show(st)
     # The ACK the request socket sent for the segments outside the window
     # names the gap the first segment opened: reordered.
     assert st["acks_marked"] >= 1, show(st)
     assert st["flows_freed_rst"] == 1 and st["flows_live"] == 0, show(st)
+
+
+def test_raw_socket_segments_leave_as_built():
+    # A raw IPPROTO_TCP socket builds the TCP header itself; above about
+    # 16 KB, ip_append_data leaves all of it in page frags.  Its packets,
+    # a pure ACK that would start a flow and an ACK with the
+    # drop-negative bit, must leave as built: not "corrected" by the
+    # receiver, nor with the bit changed and the checksum left stale.
+    with Net(routers=False) as n:
+        n.receiver()
+        # Out through lo, and dropped as martians on the way back in: no
+        # reset comes to end the flow the pure ACK starts.
+        sh("ip route add 10.9.9.9/32 dev lo", ns=n.rcv)
+        out = json.loads(send(n.rcv, dict(len=17000, dst="10.9.9.9"),
+                              mode="--lo-raw"))
+        st = rn_host_stats(n.rcv)
+    for sent, seen in zip(out["sent"], out["seen"]):
+        assert seen == sent, ("TCP header sent %s, left %s" %
+                              (sent[:40], seen[:40]), show(st))
+    assert st["flows_created"] == 0, show(st)
 
 
 def test_flood_of_flows_stays_bounded(params):

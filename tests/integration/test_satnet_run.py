@@ -9,8 +9,10 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
 from satnet import record
-from satnet.paths import TOP
+from satnet.paths import TOP, hang_limit
 
 EXP_DIR = os.path.join(TOP, "tests", "fixtures", "experiments")
 EXP = os.path.join(EXP_DIR, "fx-sweep.toml")
@@ -20,7 +22,7 @@ def satnet(*args):
     exe = shutil.which("satnet")
     assert exe, "satnet is not installed: run tools/install-deps.sh"
     return subprocess.run([exe] + list(args), capture_output=True,
-                          text=True, timeout=900)
+                          text=True, timeout=hang_limit(900))
 
 
 def test_satnet_is_installed_from_this_checkout():
@@ -36,6 +38,7 @@ def test_satnet_is_installed_from_this_checkout():
         "tools/install-deps.sh in %s" % (r.stdout.strip(), TOP)
 
 
+@pytest.mark.statistical
 def test_run_two_points_then_report(tmp_path):
     res = str(tmp_path / "results")
     args = ["run", EXP, "--point", "forward.per=0.001", "--reps", "1",
@@ -74,3 +77,49 @@ def test_run_two_points_then_report(tmp_path):
     assert json.load(open(glob.glob(os.path.join(
         res, "fx-sweep", "point", "reno", "*.json"))[0]))["schema"] == \
         record.SCHEMA
+
+
+def netns_names():
+    return subprocess.run(["ip", "netns", "list"], capture_output=True,
+                          text=True).stdout
+
+
+def test_up_exec_down(tmp_path, monkeypatch):
+    """A path left up to stand in: the variant's algorithm is the senders'
+    default, the bottleneck's epdn is readable through tc -j (the plugin
+    found), a command runs in a node, and down removes it all, also
+    what a crashed `up` left without a state file."""
+    monkeypatch.setenv("SATNET_TESTBED_STATE", str(tmp_path / "tb.json"))
+    allowed = open("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read()
+    r = satnet("up", "geo", "--variant", "tcp-r")
+    try:
+        assert r.returncode == 0, r.stderr
+        assert "snd0" in r.stdout and "10.2.0.1" in r.stdout
+        assert "snup-r1" in netns_names()
+        r2 = satnet("up", "geo")
+        assert r2.returncode == 2 and "satnet down first" in r2.stderr
+        cc = satnet("exec", "snd0", "--", "sysctl", "-n",
+                    "net.ipv4.tcp_congestion_control")
+        assert cc.returncode == 0 and cc.stdout.strip() == "r", cc.stderr
+        q = satnet("exec", "r1", "--", "tc", "-s", "-j", "qdisc", "show",
+                   "dev", "b")
+        kinds = {x["kind"]: x for x in json.loads(q.stdout)}
+        assert "limit" in kinds["epdn"]["options"], q.stdout
+        p = satnet("exec", "snd0", "--", "ping", "-c", "1", "-q",
+                   "10.2.0.1")
+        assert p.returncode == 0, p.stdout + p.stderr
+        bad = satnet("exec", "nowhere", "--", "true")
+        assert bad.returncode == 2 and "the nodes are" in bad.stderr
+    finally:
+        d = satnet("down")
+    assert d.returncode == 0 and "4 namespaces removed" in d.stdout
+    assert "snup-" not in netns_names()
+    assert open("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read() \
+        == allowed
+    # a crash left a namespace and no state file
+    subprocess.run(["ip", "netns", "add", "snup-r1"], check=True)
+    d = satnet("down")
+    assert d.returncode == 0 and "1 namespaces removed" in d.stdout
+    assert "snup-" not in netns_names()
+    r = satnet("exec", "snd0", "--", "true")
+    assert r.returncode == 2 and "no testbed is up" in r.stderr

@@ -3,7 +3,8 @@
 
 The cases are in the format of the kernel's tc-testing (tdc): setup,
 cmdUnderTest with its expected exit code, verifyCmd whose output must
-match matchPattern matchCount times, teardown.  As in tdc, $TC, $IP and
+match matchPattern matchCount times, teardown; a case with dependsOn is
+skipped when that probe command fails.  As in tdc, $TC, $IP and
 $DEV are substituted, commands run through the shell, and a command that
 fails with something on stderr has its stderr as output: a case that
 repeats a rejected command as its verifyCmd matches the error message.
@@ -68,6 +69,11 @@ def run_stage(cmds, dev):
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"])
                                   for c in load_cases()])
 def test_tc_case(dummy, case):  # noqa: F811
+    if "dependsOn" in case:
+        # tdc's probe: a case whose kernel lacks a feature is skipped
+        rc, cmd, out = exec_cmd(case["dependsOn"], dummy)
+        if rc:
+            pytest.skip("probe failed: %s: %s" % (cmd, out.strip()))
     run_stage(case["setup"], dummy)
     try:
         rc, cmd, out = exec_cmd(case["cmdUnderTest"], dummy)

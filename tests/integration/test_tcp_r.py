@@ -240,6 +240,7 @@ def test_rtt0_ms_bounded(mod):
 
 # ---- corruption: the modified fast recovery ---------------------------------
 
+@pytest.mark.statistical
 def test_corruption_r_keeps_cwnd_and_beats_reno():
     """1 % corruption behind an EPDN v3 bottleneck, three simultaneous
     flows: r on the EPDN path, reno on the same path, and r on a path
@@ -260,6 +261,7 @@ def test_corruption_r_keeps_cwnd_and_beats_reno():
     assert blind["goodput_bps"] < 0.8 * r["goodput_bps"], (blind, r)
 
 
+@pytest.mark.statistical
 def test_congestion_drops_r_halves_like_reno():
     """No corruption, a short drop-tail EPDN queue: every loss is a
     recorded congestion drop, the bit stays clear, and r recovers as reno
@@ -278,6 +280,7 @@ def test_congestion_drops_r_halves_like_reno():
 
 # ---- safety: many r flows over RED+ECN --------------------------------------
 
+@pytest.mark.statistical
 def test_many_r_flows_over_red_ecn_converge():
     """Seed 000 §4.6, scaled: ten flows (five r, five reno with SACK, all
     ECN-capable) share an EPDN v3 bottleneck running RED with ECN, 300 ms

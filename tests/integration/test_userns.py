@@ -116,9 +116,10 @@ def rn_host():
 
 def probe_hooks():
     """Switch every net.rn sysctl on, then feed the hooks: TCP over lo,
-    pure ACKs from a raw socket (at LOCAL_OUT each would start a receiver
-    flow; they leave by a veth whose peer never answers) and data with
-    an 8-byte EPDN option (malformed) to a closed port."""
+    pure ACKs from a raw socket (they leave by a veth whose peer never
+    answers; the receiver leaves a raw socket's packets as built and
+    starts no flow for them) and data with an 8-byte EPDN option
+    (malformed) to a closed port."""
     from test_rn_receiver import F_EMPTY, F_HOST, epdn_opt, send_raw
 
     res = {"sysctl": {k: try_write("/proc/sys/net/rn/" + k, v)
@@ -291,12 +292,12 @@ def user_netns():
     a sleeping process: nsenter's argument prefix into its netns."""
     holder = subprocess.Popen(NOBODY + USERNS + ["sleep", "600"])
     try:
-        for _ in range(100):
-            if netns_of(holder.pid) != netns_of(os.getpid()):
-                break
+        # seconds on a busy host or under the debug kernel (seen: > 5 s)
+        deadline = time.monotonic() + 60
+        while netns_of(holder.pid) == netns_of(os.getpid()):
+            if time.monotonic() > deadline or holder.poll() is not None:
+                raise AssertionError("unshare -Urn did not start")
             time.sleep(0.05)
-        else:
-            raise AssertionError("unshare -Urn did not start")
         yield ["nsenter", "--net=/proc/%d/ns/net" % holder.pid]
     finally:
         holder.kill()
@@ -340,16 +341,17 @@ def test_hooks_stay_off_in_a_user_namespace(who, request):
 
 def test_root_switches_hooks_on_in_its_namespaces(root_netns):
     """The same probe in a namespace root made: both features on, the
-    flood tracked within max_flows, the bad options counted.  In the
-    initial namespace the sysctls are there and writable."""
+    transfer tracked, the raw flood of ACKs left alone, the bad options
+    counted.  In the initial namespace the sysctls are there and
+    writable."""
     res = probe(root_netns, "hooks")
     fed(res)
     assert res["sysctl"] == {k: "ok" for k, _ in RN_SYSCTLS}, res
     st = res["rn_host"]
     assert (st["receiver"], st["epdn_origin"], st["require_host"]) == \
         (1, 1, 0), st
-    assert st["flows_created"] >= PROBE_ACKS, st
-    assert 0 < st["flows_live"] <= st["max_flows"], st
+    assert 1 <= st["flows_created"] < PROBE_ACKS, st
+    assert st["flows_live"] <= st["max_flows"], st
     assert st["origin_stamped"] > 0 and st["data_segments"] > 0, st
     assert st["opt_malformed"] >= PROBE_BAD, st
     for k, _ in RN_SYSCTLS:

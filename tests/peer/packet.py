@@ -21,7 +21,7 @@ OPT_EOL, OPT_NOP, OPT_MSS, OPT_WS, OPT_SACKOK, OPT_SACK, OPT_TS = \
     0, 1, 2, 3, 4, 5, 8
 
 EPDN_OPT_TYPE = 0x9e
-EPDN_EMPTY, EPDN_HOST, EPDN_V2 = 0x01, 0x02, 0x04
+EPDN_EMPTY, EPDN_HOST, EPDN_V2, EPDN_UNKNOWN = 0x01, 0x02, 0x04, 0x08
 
 
 class Malformed(Exception):
@@ -71,6 +71,7 @@ class Segment:
         self.ttl, self.ipopts, self.tos = ttl, ipopts, tos
         self.doff = doff
         self.extra_opts = extra_opts
+        self.bad_csum = False           # a TCP checksum that fails
 
     @property
     def family(self):
@@ -116,7 +117,8 @@ class Segment:
             pseudo = s + d + struct.pack("!BBH", 0, PROTO_TCP, len(th))
         else:
             pseudo = s + d + struct.pack("!IxxxB", len(th), PROTO_TCP)
-        th = th[:16] + struct.pack("!H", csum(pseudo + th)) + th[18:]
+        check = csum(pseudo + th) ^ (0x5a5a if self.bad_csum else 0)
+        th = th[:16] + struct.pack("!H", check) + th[18:]
         if self.family == 6:
             return struct.pack("!IHBB", (6 << 28) | (self.tos << 20),
                                len(th), PROTO_TCP, self.ttl) + s + d + th

@@ -9,6 +9,20 @@
 
 #include <string.h>
 
+/*
+ * One zeroed block for a table of @flows: the slots, then the lost
+ * stamps (lost_of()).  free() the slots frees both.
+ */
+static inline struct epdn_rec *table_block(u32 flows)
+{
+	return unit_calloc(1, epdn_table_memory(flows));
+}
+
+static inline u32 *lost_of(struct epdn_rec *block, u32 flows)
+{
+	return (u32 *)(block + epdn_table_slots(flows));
+}
+
 /* The set a key's record lives in. */
 static inline u32 set_of(const struct epdn_table *t,
 			 const struct epdn_key *key)

@@ -4,7 +4,9 @@
  * set-associative record table against a model (record, merge with
  * wraparound and the span bound, collisions, per-set eviction, lazy expiry,
  * the sweep, resize), the keyed hash, the option codec, header parsing,
- * the stamp decision and EPDN-TTL along a path.
+ * the stamp decision and EPDN-TTL along a path, and the fail-safe rules:
+ * a record outlives its stamps, and a set that gave up a record in force
+ * (or a resize that dropped records) makes its flows UNKNOWN for idle.
  */
 #include "tests/unit/unit.h"
 #include "sch_epdn/epdn_core.c"
@@ -13,10 +15,14 @@
 #include <arpa/inet.h>
 #include <math.h>
 
+/* The table's whole block: slots and lost stamps. */
 static struct epdn_rec *new_slots(u32 flows)
 {
-	return unit_calloc(epdn_table_slots(flows), sizeof(struct epdn_rec));
+	return table_block(flows);
 }
+
+/* A segment far from every record here: it never starts a hold. */
+static const struct epdn_range far_pkt = { 0xc0000000, 0xc00003e7 };
 
 static struct epdn_key key_n(u32 n)
 {
@@ -49,7 +55,7 @@ static void init(struct epdn_table *t, struct epdn_rec *s, u32 flows,
 {
 	struct epdn_hkey k = hkey_n(seed);
 
-	epdn_table_init(t, s, flows, idle, &k);
+	epdn_table_init(t, s, lost_of(s, flows), flows, idle, &k);
 }
 
 /* Keys 0.. that hash into set @set: fills @out with @n of them. */
@@ -394,7 +400,7 @@ static void test_resize(void)
 		epdn_table_record(&t, &k, &r, 10);
 	}
 	i = t.count;
-	epdn_table_resize(&t, s2, 16, &k2);
+	epdn_table_resize(&t, s2, lost_of(s2, 16), 16, &k2, 30);
 	CHECK_EQ(t.flushed, i);
 	CHECK_EQ(t.count, 0);
 	CHECK_EQ(t.cap, 16);
@@ -434,13 +440,15 @@ static void test_keyed_hash(void)
 
 static void test_bytes_per_record(void)
 {
-	CHECK_EQ(sizeof(struct epdn_rec), 24);
-	CHECK(epdn_record_bytes(65536) <= 28);
-	CHECK(epdn_record_bytes(16) <= 28);
-	CHECK(epdn_record_bytes(1000003) <= 28);
+	CHECK_EQ(sizeof(struct epdn_rec), 28);
+	CHECK(epdn_record_bytes(65536) <= 29);
+	CHECK(epdn_record_bytes(16) <= 29);
+	CHECK(epdn_record_bytes(1000003) <= 29);
 	CHECK_EQ(epdn_table_slots(16), 16);
 	CHECK_EQ(epdn_table_slots(17), 24);
-	CHECK_EQ(epdn_table_memory(65536), 65536 * 24);
+	/* 28 bytes a record and a 4-byte lost stamp per set of 8. */
+	CHECK_EQ(epdn_table_memory(65536), 65536 * 28 + 8192 * 4);
+	CHECK_EQ(epdn_record_bytes(65536), 29);
 }
 
 static void test_option_codec(void)
@@ -505,6 +513,281 @@ static void test_option_merge(void)
 	CHECK_EQ(o.ttl, 57);
 	CHECK_EQ(o.flags, EPDN_F_V2);
 	CHECK_EQ(o.min, 0x10);
+
+	/* A caller's EMPTY never makes a filled option empty. */
+	epdn_opt_add_range(&o, &r, EPDN_F_EMPTY | EPDN_F_V2);
+	CHECK_EQ(o.flags, EPDN_F_V2);
+	CHECK(epdn_opt_range(&o, &got));
+	o.flags = EPDN_F_EMPTY | EPDN_F_HOST;
+	epdn_opt_add_range(&o, &r, EPDN_F_EMPTY);
+	CHECK_EQ(o.flags, EPDN_F_HOST);
+}
+
+/*
+ * UNKNOWN is only ever added: a new option with no record is EMPTY with
+ * it, a carried option keeps its range and its EMPTY, and a later merge
+ * of a range (at a gateway with a record) keeps the bit.
+ */
+static void test_option_unknown(void)
+{
+	struct epdn_info unk = { .unknown = true };
+	struct epdn_info rec = { .r = { 1000, 1999 }, .has_range = true };
+	struct epdn_info both = { .r = { 5000, 5999 }, .has_range = true,
+				  .unknown = true };
+	struct epdn_opt o = { .ttl = 64, .flags = EPDN_F_EMPTY | EPDN_F_HOST };
+	struct epdn_range got;
+
+	CHECK(epdn_opt_add_info(&o, &unk, EPDN_F_V2));
+	CHECK_EQ(o.flags, EPDN_F_EMPTY | EPDN_F_HOST | EPDN_F_UNKNOWN);
+	CHECK(!epdn_opt_range(&o, &got));
+	CHECK(epdn_opt_add_info(&o, &rec, 0));
+	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_UNKNOWN);
+	CHECK_EQ(o.min, 1000);
+	CHECK_EQ(o.max, 1999);
+	CHECK(epdn_opt_add_info(&o, &rec, EPDN_F_V2));
+	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_UNKNOWN | EPDN_F_V2);
+
+	epdn_opt_new_info(&o, 61, &unk, EPDN_F_V2 | EPDN_F_HOST);
+	CHECK_EQ(o.ttl, 61);
+	CHECK_EQ(o.flags, EPDN_F_EMPTY | EPDN_F_HOST | EPDN_F_UNKNOWN);
+	CHECK_EQ(o.min, 0);
+	CHECK_EQ(o.max, 0);
+	epdn_opt_new_info(&o, 61, &both, EPDN_F_V2);
+	CHECK_EQ(o.flags, EPDN_F_V2 | EPDN_F_UNKNOWN);
+	CHECK_EQ(o.min, 5000);
+	epdn_opt_new_info(&o, 61, &rec, 0);
+	CHECK_EQ(o.flags, 0);
+	CHECK_EQ(o.max, 1999);
+}
+
+/*
+ * Stamping leaves the record: every later data packet of the flow picks
+ * it up until it ages out, so a lost or forged carrier takes nothing
+ * away.  A flow without a record in a set that lost nothing gets nothing.
+ */
+static void test_record_outlives_its_stamps(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k = key_n(1), other = key_n(2);
+	struct epdn_range r = rng(7000, 7999);
+	struct epdn_info info;
+	struct epdn_table t;
+	u32 now;
+
+	init(&t, s, 64, 100, 8);
+	CHECK(!epdn_table_busy(&t));
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 5, &info));
+	epdn_table_record(&t, &k, &r, 10);
+	for (now = 10; now <= 110; now += 10) {
+		CHECK(epdn_table_info(&t, &k, &far_pkt, now, &info));
+		CHECK(info.has_range && !info.unknown);
+		CHECK_EQ(info.r.min, 7000);
+		CHECK_EQ(info.r.max, 7999);
+	}
+	CHECK_EQ(t.count, 1);
+	CHECK(!epdn_table_info(&t, &other, &far_pkt, 50, &info));
+	CHECK(!info.has_range && !info.unknown);
+	/* Idle ageing still frees it: 100 ticks after its last drop. */
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 111, &info));
+	CHECK_EQ(t.count, 0);
+	CHECK_EQ(t.aged, 1);
+	free(s);
+}
+
+/*
+ * The hold: the first carrier near the record starts it, and the record
+ * goes hold ticks later (released).  A packet far from it (a blind
+ * forger's) carries it but starts nothing; a new drop needs a carrier of
+ * its own.  The sweep releases too.
+ */
+static void test_hold_after_the_first_near_carrier(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k = key_n(5);
+	struct epdn_range drop = rng(5000, 5999), next = rng(7000, 7999);
+	struct epdn_range near = rng(4000, 4999);
+	struct epdn_range edge = rng(5000 - EPDN_NEAR, 5000 - EPDN_NEAR + 99);
+	struct epdn_range past = rng(4999 - EPDN_NEAR, 5098 - EPDN_NEAR);
+	struct epdn_info info;
+	struct epdn_table t;
+
+	init(&t, s, 64, 1000, 6);
+	t.hold = 10;
+	epdn_table_record(&t, &k, &drop, 10);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 20, &info) && info.has_range);
+	CHECK(epdn_table_info(&t, &k, &past, 25, &info) && info.has_range);
+	CHECK(epdn_table_find(&t, &k, 25)->sent == 0);
+	CHECK(epdn_table_info(&t, &k, &near, 30, &info) && info.has_range);
+	CHECK_EQ(epdn_table_find(&t, &k, 30)->sent, 30);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 40, &info) && info.has_range);
+	CHECK(!epdn_table_info(&t, &k, &near, 41, &info));
+	CHECK_EQ(t.released, 1);
+	CHECK_EQ(t.count, 0);
+
+	/* A drop during the hold: it waits for its own carrier. */
+	epdn_table_record(&t, &k, &drop, 100);
+	CHECK(epdn_table_info(&t, &k, &edge, 105, &info));
+	CHECK_EQ(epdn_table_find(&t, &k, 105)->sent, 105);
+	epdn_table_record(&t, &k, &next, 110);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 200, &info));
+	CHECK_EQ(info.r.min, 5000);
+	CHECK_EQ(info.r.max, 7999);
+	CHECK(epdn_table_info(&t, &k, &next, 200, &info));
+	CHECK(epdn_table_info(&t, &k, &next, 210, &info));
+	CHECK(!epdn_table_info(&t, &k, &next, 211, &info));
+	CHECK_EQ(t.released, 2);
+
+	/* The sweep releases a record past its hold. */
+	epdn_table_record(&t, &k, &drop, 300);
+	CHECK(epdn_table_info(&t, &k, &drop, 301, &info));
+	CHECK_EQ(epdn_table_sweep(&t, 312, t.nsets), 0);
+	CHECK_EQ(t.released, 3);
+	CHECK_EQ(t.count, 0);
+	CHECK_EQ(t.aged, 0);
+	free(s);
+}
+
+/*
+ * A full set that gives up a record in force marks itself lost: each of
+ * its flows, with a record or not, is UNKNOWN for idle ticks; flows of
+ * other sets are not.  An expired victim costs nothing.  The sweep
+ * forgets a lost stamp once it is past idle.
+ */
+static void test_eviction_makes_its_set_unknown(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k[EPDN_WAYS + 3], far;
+	struct epdn_range r = rng(1, 2);
+	struct epdn_info info;
+	struct epdn_table t;
+	u32 i;
+
+	init(&t, s, 64, 100, 3);
+	keys_in_set(&t, 5, EPDN_WAYS + 3, k);
+	for (i = 0; ; i++) {
+		far = key_n(1000 + i);
+		if (set_of(&t, &far) != 5)
+			break;
+	}
+	for (i = 0; i < EPDN_WAYS; i++)
+		epdn_table_record(&t, &k[i], &r, 10 + i);
+	CHECK(epdn_table_info(&t, &k[1], &far_pkt, 20, &info) && !info.unknown);
+	/* An expired victim: aged, not lost. */
+	epdn_table_record(&t, &k[EPDN_WAYS], &r, 111);
+	CHECK_EQ(t.aged, 1);
+	CHECK_EQ(t.nlost, 0);
+	CHECK(epdn_table_info(&t, &k[1], &far_pkt, 111, &info) && !info.unknown);
+	/* A live victim (k[1], stamp 11): the set is lost from now, 111. */
+	epdn_table_record(&t, &k[EPDN_WAYS + 1], &r, 111);
+	CHECK_EQ(t.evicted, 1);
+	CHECK_EQ(t.nlost, 1);
+	CHECK(epdn_table_info(&t, &k[1], &far_pkt, 111, &info));
+	CHECK(info.unknown && !info.has_range);
+	CHECK(epdn_table_info(&t, &k[2], &far_pkt, 111, &info));
+	CHECK(info.unknown && info.has_range);
+	CHECK(epdn_table_info(&t, &k[EPDN_WAYS + 2], &far_pkt, 211, &info));
+	CHECK(info.unknown && !info.has_range);
+	CHECK(!epdn_table_info(&t, &far, &far_pkt, 111, &info));
+	/* Past idle the stamp is out of force, and the sweep forgets it. */
+	CHECK(!epdn_table_info(&t, &k[1], &far_pkt, 212, &info));
+	CHECK_EQ(epdn_table_sweep(&t, 212, t.nsets), EPDN_WAYS);
+	CHECK_EQ(t.nlost, 0);
+	CHECK_EQ(t.lost[5], 0);
+	CHECK(!epdn_table_busy(&t));
+	CHECK(table_consistent(&t));
+	free(s);
+}
+
+/*
+ * A drop too far from the record restarts it (span_resets): the drops it
+ * forgets make the set UNKNOWN, as an eviction does.  A carried range
+ * that gives way to the record's at stamp time sets UNKNOWN too.
+ */
+static void test_span_reset_makes_its_set_unknown(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k = key_n(4);
+	struct epdn_range near = rng(1000, 1999), next = rng(2000, 2999);
+	struct epdn_range far = rng(0x80001000, 0x80001fff);
+	struct epdn_info info;
+	struct epdn_opt o = { .ttl = 60, .flags = EPDN_F_HOST, .min = 10,
+			      .max = 20 };
+	struct epdn_table t;
+
+	init(&t, s, 64, 100, 9);
+	epdn_table_record(&t, &k, &near, 10);
+	epdn_table_record(&t, &k, &next, 11);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 11, &info) && !info.unknown);
+	CHECK_EQ(t.nlost, 0);
+	epdn_table_record(&t, &k, &far, 12);
+	CHECK_EQ(t.span_resets, 1);
+	CHECK_EQ(t.nlost, 1);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 12, &info));
+	CHECK(info.unknown && info.has_range);
+	CHECK_EQ(info.r.min, 0x80001000);
+
+	CHECK(!epdn_opt_add_info(&o, &info, 0));
+	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_UNKNOWN);
+	info.unknown = false;
+	o.flags = EPDN_F_HOST;
+	o.min = 10;
+	o.max = 20;
+	CHECK(!epdn_opt_add_info(&o, &info, 0));
+	CHECK_EQ(o.flags, EPDN_F_HOST | EPDN_F_UNKNOWN);
+	CHECK_EQ(o.min, 0x80001000);
+	free(s);
+}
+
+/*
+ * Drop information the table cannot keep (a dropped packet's UNKNOWN, a
+ * carried range that gives way): the key's set is lost, with no record.
+ */
+static void test_mark_lost(void)
+{
+	struct epdn_rec *s = new_slots(64);
+	struct epdn_key k = key_n(8);
+	struct epdn_info info;
+	struct epdn_table t;
+
+	init(&t, s, 64, 100, 10);
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 5, &info));
+	epdn_table_mark_lost(&t, &k, 5);
+	CHECK_EQ(t.nlost, 1);
+	CHECK_EQ(t.count, 0);
+	CHECK(epdn_table_busy(&t));
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 105, &info));
+	CHECK(info.unknown && !info.has_range);
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 106, &info));
+	free(s);
+}
+
+/* A resize that drops live records makes every flow UNKNOWN for idle. */
+static void test_resize_makes_every_flow_unknown(void)
+{
+	struct epdn_rec *s1 = new_slots(64), *s2 = new_slots(64);
+	struct epdn_rec *s3 = new_slots(16);
+	struct epdn_hkey k2 = hkey_n(2);
+	struct epdn_key k = key_n(1), j = key_n(77);
+	struct epdn_range r = rng(1, 2);
+	struct epdn_info info;
+	struct epdn_table t;
+
+	init(&t, s1, 64, 100, 1);
+	epdn_table_resize(&t, s2, lost_of(s2, 64), 64, &k2, 5);	/* none */
+	CHECK(!epdn_table_busy(&t));
+	epdn_table_record(&t, &k, &r, 10);
+	epdn_table_resize(&t, s3, lost_of(s3, 16), 16, &k2, 20);
+	CHECK_EQ(t.flushed, 1);
+	CHECK(epdn_table_busy(&t));
+	CHECK(epdn_table_info(&t, &j, &far_pkt, 120, &info) && info.unknown);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 120, &info));
+	CHECK(info.unknown && !info.has_range);
+	CHECK(!epdn_table_info(&t, &k, &far_pkt, 121, &info));
+	epdn_table_sweep(&t, 121, 1);
+	CHECK(!epdn_table_busy(&t));
+	free(s1);
+	free(s2);
+	free(s3);
 }
 
 static void test_option_find(void)
@@ -743,7 +1026,7 @@ static void test_epdn_ttl_path(void)
 	CHECK_EQ(epdn_ttl_hop(255, 0), 255);
 }
 
-/* A gateway's life: drops of one flow, then the next packet is stamped. */
+/* A gateway's life: drops of one flow, then its next packets are stamped. */
 static void test_gateway_sequence(void)
 {
 	struct epdn_rec *s = new_slots(16);
@@ -751,6 +1034,7 @@ static void test_gateway_sequence(void)
 	struct epdn_key k = key_n(3);
 	struct epdn_range r, pr;
 	struct epdn_opt carried = { .ttl = 60, .min = 100, .max = 199 };
+	struct epdn_info info;
 	struct epdn_opt o;
 	struct epdn_rec *rec;
 
@@ -766,15 +1050,19 @@ static void test_gateway_sequence(void)
 	CHECK_EQ(rec->min, 100);
 	CHECK_EQ(rec->max, 5999);
 
-	/* Packet 7 leaves: new option, record deleted. */
+	/* Packets 7 and 8 leave: each gets a new option, the record stays. */
 	CHECK_EQ(epdn_stamp_decide(20, false, false, 1040, 1500),
 		 EPDN_ACT_INSERT);
-	epdn_opt_new(&o, 63, &(struct epdn_range){ rec->min, rec->max }, 0);
-	epdn_table_remove(&t, rec);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 3, &info));
+	epdn_opt_new_info(&o, 63, &info, 0);
 	CHECK_EQ(o.min, 100);
 	CHECK_EQ(o.max, 5999);
-	CHECK(!epdn_table_find(&t, &k, 2));
-	CHECK_EQ(t.count, 0);
+	CHECK_EQ(o.flags, 0);
+	CHECK(epdn_table_info(&t, &k, &far_pkt, 4, &info));
+	epdn_opt_new_info(&o, 63, &info, 0);
+	CHECK_EQ(o.min, 100);
+	CHECK(epdn_table_find(&t, &k, 4));
+	CHECK_EQ(t.count, 1);
 	free(s);
 }
 
@@ -852,6 +1140,13 @@ int main(void)
 	RUN(test_bytes_per_record);
 	RUN(test_option_codec);
 	RUN(test_option_merge);
+	RUN(test_option_unknown);
+	RUN(test_record_outlives_its_stamps);
+	RUN(test_hold_after_the_first_near_carrier);
+	RUN(test_eviction_makes_its_set_unknown);
+	RUN(test_resize_makes_every_flow_unknown);
+	RUN(test_span_reset_makes_its_set_unknown);
+	RUN(test_mark_lost);
 	RUN(test_option_find);
 	RUN(test_parse_ipv4);
 	RUN(test_parse_tcp);

@@ -3,9 +3,9 @@
  * Unit tests of the TCP-R core (tcp_r/r_core.c): the paths of seed 000
  * §2.2.1 (bit on every dupACK and no recent ECE: modified fast recovery;
  * a dupACK without the bit: halve; ECE: halve; the same segment twice in
- * one RTT: halve), a modified recovery turning standard, the ssthresh
- * given back at its end, a timeout inside it (halves), and clock and sequence
- * wraparound.
+ * one RTT: halve), a modified recovery turning standard, a timeout inside
+ * it (halves), one halving per window of data, PRR (RFC 6937), the pacing
+ * rate, and clock and sequence wraparound.
  */
 #include "tests/unit/unit.h"
 #include "tcp_r/r_core.c"
@@ -50,11 +50,10 @@ static void test_all_bits_modified(void)
 	CHECK_EQ(r_classify(&s, &dflt, &a), R_PATH_MODIFIED);
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
 	CHECK_EQ(s.verdict, R_PATH_MODIFIED);
-	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK(r_recovery_begins(&s, &a));
 	CHECK_EQ(s.paths[R_PATH_MODIFIED], 1);
 	CHECK(s.flags & R_F_MOD);
-	CHECK_EQ(s.saved_ssthresh, 64);
-	CHECK_EQ(r_recovery_ends(&s, false, 40), 64);
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 0);	/* nothing asked */
 	CHECK(!(s.flags & R_F_MOD));
 }
 
@@ -67,7 +66,7 @@ static void test_no_bit_drop(void)
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
 	CHECK_EQ(s.verdict, R_PATH_DROP);
-	CHECK(!r_recovery_begins(&s, &a, 64));
+	CHECK(!r_recovery_begins(&s, &a));
 	CHECK_EQ(s.paths[R_PATH_DROP], 1);
 	CHECK_EQ(s.paths[R_PATH_MODIFIED], 0);
 	CHECK(!(s.flags & R_F_MOD));
@@ -120,7 +119,7 @@ static void test_ece_on_ack(void)
 	a.ece = 1;
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
 	CHECK_EQ(s.verdict, R_PATH_ECE);
-	CHECK(!r_recovery_begins(&s, &a, 64));
+	CHECK(!r_recovery_begins(&s, &a));
 	CHECK_EQ(s.paths[R_PATH_ECE], 1);
 }
 
@@ -157,12 +156,12 @@ static void test_repeat_within_rtt(void)
 
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK(r_recovery_begins(&s, &a));
 	r_recovery_ends(&s, false, 40);
 	a = hole(1000, 5099, 3, 0);
 	r_on_ack(&s, &dflt, &a);
 	CHECK_EQ(s.verdict, R_PATH_REPEAT);
-	CHECK(!r_recovery_begins(&s, &a, 64));
+	CHECK(!r_recovery_begins(&s, &a));
 	CHECK_EQ(s.paths[R_PATH_REPEAT], 1);
 	/* the first one's time is kept: one RTT after it, modified again */
 	a = hole(1000, 5100, 3, 0);
@@ -183,7 +182,7 @@ static void test_resent_turns_standard(void)
 
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK(r_recovery_begins(&s, &a));
 	a = hole(1000, 5100, 6, 0);
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
 	a.resent = 1;
@@ -202,7 +201,7 @@ static void test_turn_standard(void)
 
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK(r_recovery_begins(&s, &a));
 	a = hole(2448, 5010, 4, 0);		/* next hole, bit set: stay */
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
 	CHECK(s.flags & R_F_MOD);
@@ -217,7 +216,7 @@ static void test_turn_standard(void)
 	r_sender_init(&s);
 	a = hole(1000, 5000, 3, 0);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK(r_recovery_begins(&s, &a));
 	a = hole(1000, 5010, 3, 0);
 	a.ece = 1;
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_HALVE);
@@ -228,7 +227,7 @@ static void test_turn_standard(void)
 	r_sender_init(&s);
 	a = hole(1000, 5000, 3, 0);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK(r_recovery_begins(&s, &a));
 	a.dn_known = 0;
 	a.dn_clear = 9;
 	CHECK_EQ(r_on_ack(&s, &dflt, &a), R_ACT_NONE);
@@ -250,73 +249,134 @@ static void test_timeout_halves(void)
 
 	r_sender_init(&s);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 0x7fffffff));
+	CHECK(r_recovery_begins(&s, &a));
 	CHECK_EQ(r_recovery_ends(&s, true, 40), 20);
 	CHECK(!(s.flags & R_F_MOD));
 	CHECK_EQ(s.paths[R_PATH_DROP], 1);
 	CHECK_EQ(s.turned, 1);
+	CHECK_EQ(s.timeouts, 1);
 	CHECK_EQ(r_recovery_ends(&s, true, 40), 0);	/* once */
 	/* a small window still keeps two segments */
 	r_on_ack(&s, &dflt, &a);
 	a.now_ms = 6000;
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 64));
+	CHECK(r_recovery_begins(&s, &a));
 	CHECK_EQ(r_recovery_ends(&s, true, 3), 2);
 	/* a timeout after a standard recovery is the stack's alone */
 	a = hole(3000, 7000, 0, 3);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(!r_recovery_begins(&s, &a, 64));
+	CHECK(!r_recovery_begins(&s, &a));
 	CHECK_EQ(r_recovery_ends(&s, true, 40), 0);
 }
 
 /*
- * The ssthresh given back after cwnd is set: exactly the one before the
- * recovery, below or above the old cwnd, unless an undo restored more.
+ * PRR (RFC 6937 §4's example): a window of 20 segments, one lost, ssthresh
+ * 10, one segment delivered per ACK while more than ssthresh is in
+ * flight: ceil(10 * delivered / 20) - out, one segment sent per two
+ * delivered, the first one the fast retransmission.
  */
-static void test_giveback(void)
+static void test_prr_proportional(void)
 {
-	CHECK_EQ(r_giveback(20, 40, false), 20);	/* avoidance */
-	CHECK_EQ(r_giveback(60, 4, false), 60);		/* slow start */
-	CHECK_EQ(r_giveback(20, 40, true), 40);		/* undone */
-	CHECK_EQ(r_giveback(60, 40, true), 60);
+	static const u32 want[] = { 1, 0, 1, 0, 1, 0, 1, 0, 1, 0 };
+	u32 k, out = 0, sndcnt;
+
+	for (k = 0; k < 10; k++) {
+		sndcnt = r_prr_sndcnt(10, 20, k + 1, out, 19 - k / 2, 1,
+				      false);
+		CHECK_EQ(sndcnt, want[k]);
+		out += sndcnt;
+	}
+	CHECK_EQ(out, 5);
+	/* a stretch ACK for 6 segments: ceil(10 * 16 / 20) - 5 */
+	CHECK_EQ(r_prr_sndcnt(10, 20, 16, 5, 14, 6, false), 3);
+	/* more sent than the ratio allows: nothing, never negative */
+	CHECK_EQ(r_prr_sndcnt(10, 20, 2, 5, 15, 1, false), 0);
+	/* the first ACK sends the fast retransmission, whatever the ratio */
+	CHECK_EQ(r_prr_sndcnt(2, 100, 1, 0, 50, 1, false), 1);
+	CHECK_EQ(r_prr_sndcnt(10, 20, 0, 0, 19, 0, false), 1);
 }
 
-/* The window of a modified recovery grows as Reno's outside one. */
-static void test_grow_avoidance(void)
+/*
+ * At or below ssthresh in flight: what was delivered and not yet sent, or
+ * at least this ACK's delivery, plus one when snd_una advanced without a
+ * new loss (PRR-SSRB), up to ssthresh.
+ */
+static void test_prr_bound(void)
 {
-	struct r_sender s;
-	struct r_ack a = hole(1000, 5000, 3, 0);
-	u32 w = 40, i;
-
-	r_sender_init(&s);
-	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 20));	/* cwnd 40 above ssthresh 20 */
-	CHECK_EQ(r_grow(&s, w, 39, 0), 40);		/* one short of a window */
-	CHECK_EQ(r_grow(&s, w, 1, 0), 41);
-	CHECK_EQ(s.grow_cnt, 0);
-	w = 41;
-	for (i = 0; i < 41 + 42 + 43; i++)		/* three windows, ACK by ACK */
-		w = r_grow(&s, w, 1, 0);
-	CHECK_EQ(w, 44);
-	CHECK_EQ(s.grow_cnt, 0);
-	CHECK_EQ(r_grow(&s, 25, 55, 0), 27);		/* two steps at once */
-	CHECK_EQ(s.grow_cnt, 5);
+	CHECK_EQ(r_prr_sndcnt(10, 20, 12, 5, 8, 2, true), 2);	/* to 10 */
+	CHECK_EQ(r_prr_sndcnt(10, 20, 12, 5, 4, 2, true), 6);
+	CHECK_EQ(r_prr_sndcnt(10, 20, 12, 5, 0, 2, true), 8);	/* 7 + 1 */
+	CHECK_EQ(r_prr_sndcnt(10, 20, 12, 5, 0, 2, false), 7);
+	CHECK_EQ(r_prr_sndcnt(10, 20, 6, 5, 4, 2, false), 2);	/* delivered */
+	CHECK_EQ(r_prr_sndcnt(10, 20, 6, 5, 4, 2, true), 3);
+	CHECK_EQ(r_prr_sndcnt(10, 20, 30, 5, 10, 2, true), 0);	/* at it */
 }
 
-static void test_grow_slow_start(void)
+/*
+ * The runaway: ssthresh above RecoverFS (a window grown in a modified
+ * recovery, halved, against the cwnd before the loss: 34 against 10).
+ * PRR's ratio is capped at 1: never more sent than delivered while more
+ * than ssthresh is in flight.  From the kept window (69) it is 34/69.
+ */
+static void test_prr_never_more_than_delivered(void)
+{
+	u32 k, out = 0;
+
+	for (k = 1; k <= 40; k++) {
+		out += r_prr_sndcnt(34, 10, k, out, 69, 1, true);
+		CHECK(out <= k);
+	}
+	CHECK_EQ(out, 40);
+	out = 0;
+	for (k = 1; k <= 69; k++) {
+		out += r_prr_sndcnt(34, 69, k, out, 60, 1, true);
+		CHECK(out <= (34 * k + 68) / 69);
+	}
+	CHECK_EQ(out, 34);
+}
+
+/* One halving per window of data (RFC 6582 §3.2, RFC 6675 §5). */
+static void test_once_per_window(void)
 {
 	struct r_sender s;
-	struct r_ack a = hole(1000, 5000, 3, 0);
 
 	r_sender_init(&s);
-	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 64));	/* cwnd below ssthresh 64 */
-	CHECK_EQ(r_grow(&s, 20, 10, 0), 30);		/* one per segment */
-	CHECK_EQ(r_grow(&s, 60, 10, 0), 64);		/* up to 64, 6 left over */
-	CHECK_EQ(s.grow_cnt, 6);
-	CHECK_EQ(r_grow(&s, 64, 58, 0), 65);		/* then avoidance */
-	CHECK_EQ(s.grow_cnt, 0);
-	CHECK_EQ(r_grow(&s, 0, 0, 0), 1);		/* never a zero window */
+	CHECK(r_may_cut(&s, 1000));		/* nothing cut yet */
+	r_cut(&s, 50000);			/* halved with 50000 sent */
+	CHECK(!r_may_cut(&s, 1000));
+	CHECK(!r_may_cut(&s, 49999));
+	CHECK_EQ(s.suppressed, 2);
+	CHECK(r_may_cut(&s, 50000));		/* all of it acknowledged */
+	CHECK(r_may_cut(&s, 1000));		/* and forgotten */
+	CHECK_EQ(s.suppressed, 2);
+	/* across 2^32 */
+	r_cut(&s, 0x100);
+	CHECK(!r_may_cut(&s, 0xffffff00));
+	CHECK(r_may_cut(&s, 0x100));
+	CHECK_EQ(s.suppressed, 3);
+}
+
+/*
+ * tcp_update_pacing_rate(): 200 % of cwnd * mss / srtt while cwnd is below
+ * half of ssthresh, 120 % after; cwnd at least packets_out; at most the
+ * maximum.  srtt_us is << 3.
+ */
+static void test_pacing_rate(void)
+{
+	const u64 max = ~0ULL;
+	const u32 srtt = 100000 << 3;		/* 100 ms */
+
+	CHECK_EQ(r_pacing_rate(1000, 10, 8, 0x7fffffff, srtt, 200, 120, max),
+		 200000);
+	CHECK_EQ(r_pacing_rate(1000, 10, 8, 10, srtt, 200, 120, max), 120000);
+	CHECK_EQ(r_pacing_rate(1000, 10, 8, 21, srtt, 200, 120, max), 120000);
+	CHECK_EQ(r_pacing_rate(1000, 10, 8, 22, srtt, 200, 120, max), 200000);
+	CHECK_EQ(r_pacing_rate(1000, 10, 20, 10, srtt, 200, 120, max), 240000);
+	CHECK_EQ(r_pacing_rate(1448, 10, 8, 10, srtt + 7, 200, 120, max),
+		 1448ULL * 80000 * 120 * 10 / (srtt + 7));
+	CHECK_EQ(r_pacing_rate(1000, 10, 8, 10, srtt, 200, 120, 50000), 50000);
+	CHECK_EQ(r_pacing_rate(1000, 10, 8, 10, 0, 200, 120, max),
+		 1000ULL * 80000 * 120 * 10);
 }
 
 static void test_wraparound(void)
@@ -334,7 +394,7 @@ static void test_wraparound(void)
 	a.now_ms = 0x24;			/* 100 ms later */
 	CHECK_EQ(r_classify(&s, &dflt, &a), R_PATH_MODIFIED);
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 10));
+	CHECK(r_recovery_begins(&s, &a));
 	r_recovery_ends(&s, false, 40);
 	a.now_ms = 0x24 + 99;
 	CHECK_EQ(r_classify(&s, &dflt, &a), R_PATH_REPEAT);
@@ -352,19 +412,19 @@ static void test_story(void)
 	r_sender_init(&s);
 	a = hole(1000, 1000, 3, 0);		/* corrupted: no cut */
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 40));
-	CHECK_EQ(r_recovery_ends(&s, false, 40), 40);
+	CHECK(r_recovery_begins(&s, &a));
+	CHECK_EQ(r_recovery_ends(&s, false, 40), 0);
 	a = hole(9000, 3000, 0, 3);		/* dropped: halve */
 	r_on_ack(&s, &dflt, &a);
-	CHECK(!r_recovery_begins(&s, &a, 40));
+	CHECK(!r_recovery_begins(&s, &a));
 	r_recovery_ends(&s, false, 40);
 	a = hole(20000, 4000, 3, 0);		/* corrupted again: no cut */
 	r_on_ack(&s, &dflt, &a);
-	CHECK(r_recovery_begins(&s, &a, 40));
+	CHECK(r_recovery_begins(&s, &a));
 	r_recovery_ends(&s, false, 40);
 	a = hole(20000, 4050, 3, 0);		/* same segment, same RTT */
 	r_on_ack(&s, &dflt, &a);
-	CHECK(!r_recovery_begins(&s, &a, 40));
+	CHECK(!r_recovery_begins(&s, &a));
 	CHECK_EQ(s.paths[R_PATH_MODIFIED], 2);
 	CHECK_EQ(s.paths[R_PATH_DROP], 1);
 	CHECK_EQ(s.paths[R_PATH_REPEAT], 1);
@@ -386,9 +446,11 @@ int main(void)
 	RUN(test_turn_standard);
 	RUN(test_resent_turns_standard);
 	RUN(test_timeout_halves);
-	RUN(test_giveback);
-	RUN(test_grow_avoidance);
-	RUN(test_grow_slow_start);
+	RUN(test_prr_proportional);
+	RUN(test_prr_bound);
+	RUN(test_prr_never_more_than_delivered);
+	RUN(test_once_per_window);
+	RUN(test_pacing_rate);
 	RUN(test_wraparound);
 	RUN(test_story);
 	return unit_report("test_r_core");

@@ -404,6 +404,83 @@ static void test_mark_unknown_hole(void)
 	CHECK_EQ(rn_recv_ack(&st, seq_of(1), 64 * MSS), RN_MARK_UNKNOWN);
 }
 
+/* ---- UNKNOWN: a gateway may have lost drop records ---- */
+
+static struct rn_evidence ev_unknown(struct rn_evidence ev)
+{
+	ev.unknown = true;
+	return ev;
+}
+
+/* The gap an UNKNOWN packet reveals is never reordered. */
+static void test_unknown_gap_not_reordered(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	CHECK_EQ(rx(&st, 6, ev_unknown(ev_kind(RN_EV_EMPTY))),
+		 RN_DATA_CLASSIFIED);
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(set_is(&st.drop, ""));
+	check_q(&st, 6);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+	/* A later packet without the flag: only the gap above it counts. */
+	rx(&st, 8, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "7"));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+}
+
+/* UNKNOWN takes back "reordered" from every hole below it. */
+static void test_unknown_forgets_reordered_holes(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 6, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "3 4 5"));
+	rx(&st, 4, ev_unknown(ev_kind(RN_EV_EMPTY)));	/* P below Q */
+	CHECK(set_is(&st.reorder, ""));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+	check_q(&st, 6);
+}
+
+/* A range that comes with UNKNOWN still counts: its holes are drops. */
+static void test_unknown_keeps_drops(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 7, ev_unknown(ev_drops(4, 5)));
+	CHECK(set_is(&st.drop, "4 5"));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_UNKNOWN);
+	rx(&st, 3, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(4), 64 * MSS), RN_MARK_DROP);
+}
+
+/*
+ * No later evidence makes a hole below the UNKNOWN packet reordered (a
+ * drop range below P opens the gap P:max + 1 .. P:n - 1), until the ACK
+ * passes the highest byte the UNKNOWN packet saw.
+ */
+static void test_unknown_floor_holds_until_acked(void)
+{
+	struct rn_recv st;
+
+	flow_at(&st, 2);
+	rx(&st, 9, ev_unknown(ev_kind(RN_EV_EMPTY)));
+	rx(&st, 6, ev_drops(3, 3));
+	CHECK(set_is(&st.drop, "3"));
+	CHECK(set_is(&st.reorder, ""));
+	CHECK(st.flags & RN_RF_UNKNOWN);
+	rx(&st, 3, ev_kind(RN_EV_EMPTY));
+	CHECK_EQ(rn_recv_ack(&st, seq_of(4), 64 * MSS), RN_MARK_UNKNOWN);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(10), 64 * MSS), RN_MARK_INORDER);
+	CHECK(!(st.flags & RN_RF_UNKNOWN));
+	rx(&st, 12, ev_kind(RN_EV_EMPTY));
+	CHECK(set_is(&st.reorder, "10 11"));
+}
+
 /* ---- evidence and the path ---- */
 
 /* A TTL mismatch disproves the path: gaps are no longer reordered. */
@@ -486,6 +563,82 @@ static void test_window_bounds_state(void)
 	/* A zero window admits nothing. */
 	rn_recv_init(&st, seq_of(0), 0, 0);
 	CHECK_EQ(rx(&st, 0, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+}
+
+/*
+ * Old duplicates count only within one advertised window below rcv_nxt:
+ * [rcv_nxt - wnd, rcv_right), wnd = rcv_right - rcv_nxt, with both edges
+ * exact.  The bases of run_examples() put the edges across 2^32 and 2^31.
+ */
+static void test_window_one_below(void)
+{
+	struct rn_recv st, was;
+	struct rn_range p;
+	struct rn_evidence ev = ev_drops(12, 13);
+
+	rn_recv_init(&st, seq_of(10), 4 * MSS, 0);	/* [6, 14) accepted */
+	st.flags |= RN_RF_PROVEN;
+	st.q_start = seq_of(11);
+	st.q_end = seq_of(12);
+	was = st;
+	/* One byte below the lower edge: nothing changes. */
+	p = rn_range_make(seq_of(6) - 1, seq_of(6) + 100);
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_OUTSIDE);
+	CHECK(!memcmp(&st, &was, sizeof(st)));
+	/* Far below, as the old 2^30 bound allowed: nothing changes. */
+	p = rn_range_make(seq_of(10) - (RN_WINDOW_MAX >> 1), seq_of(10));
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_OUTSIDE);
+	p = rn_range_make(seq_of(10) - RN_WINDOW_MAX, seq_of(10));
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_OUTSIDE);
+	CHECK(!memcmp(&st, &was, sizeof(st)));
+	/* At the right edge: outside too. */
+	CHECK_EQ(rx(&st, 14, ev), RN_DATA_OUTSIDE);
+	CHECK(!memcmp(&st, &was, sizeof(st)));
+	/* Exactly one window below: a duplicate, its evidence counts. */
+	CHECK_EQ(rx(&st, 6, ev), RN_DATA_CLASSIFIED);
+	CHECK(set_is(&st.drop, "12 13"));
+	/* The last byte below the right edge starts a segment too. */
+	p = rn_range_make(seq_of(14) - 1, seq_of(14));
+	ev = ev_kind(RN_EV_EMPTY);
+	CHECK_EQ(rn_recv_data(&st, &p, &ev), RN_DATA_CLASSIFIED);
+	CHECK_EQ(st.q_end, seq_of(14));
+	/* The bound follows the window: wider after a wider ACK. */
+	rn_recv_ack(&st, seq_of(10), 8 * MSS);
+	CHECK_EQ(rx(&st, 2, ev_kind(RN_EV_EMPTY)), RN_DATA_CLASSIFIED);
+	CHECK_EQ(rx(&st, 1, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+	/* A zero window admits no duplicate either. */
+	rn_recv_init(&st, seq_of(10), 0, 0);
+	CHECK_EQ(rx(&st, 9, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+	CHECK_EQ(rx(&st, 10, ev_kind(RN_EV_EMPTY)), RN_DATA_OUTSIDE);
+}
+
+/* RFC 5961 §3.2: only a reset at exactly rcv_nxt ends the flow. */
+static void test_rst_exact(void)
+{
+	struct rn_recv st;
+
+	rn_recv_init(&st, seq_of(4), 8 * MSS, 0);
+	st.q_start = seq_of(6);
+	st.q_end = seq_of(7);
+	CHECK(rn_recv_rst_ok(&st, seq_of(4)));
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4) + 1));
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4) - 1));
+	CHECK(!rn_recv_rst_ok(&st, seq_of(7)));		/* Q's end */
+	CHECK(!rn_recv_rst_ok(&st, seq_of(12) - 1));	/* in the window */
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4) + 0x80000000u));
+	/* It follows the in-order point; an old ACK does not move it. */
+	rn_recv_ack(&st, seq_of(6), 8 * MSS);
+	CHECK(!rn_recv_rst_ok(&st, seq_of(4)));
+	CHECK(rn_recv_rst_ok(&st, seq_of(6)));
+	rn_recv_ack(&st, seq_of(5), 8 * MSS);
+	CHECK(rn_recv_rst_ok(&st, seq_of(6)));
+	/* Across 2^32 and 2^31: 0 and 0x80000000 are not wrap-equal. */
+	rn_recv_init(&st, 0, 8 * MSS, 0);
+	CHECK(rn_recv_rst_ok(&st, 0));
+	CHECK(!rn_recv_rst_ok(&st, 0xffffffffu));
+	CHECK(!rn_recv_rst_ok(&st, 0x80000000u));
+	rn_recv_ack(&st, 0x7fffffffu, 8 * MSS);	/* 2^31 - 1 ahead */
+	CHECK(rn_recv_rst_ok(&st, 0x7fffffffu));
 }
 
 /* ACKs move the in-order point and the right edge, and prune the lists. */
@@ -838,6 +991,18 @@ static void test_evidence(void)
 	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
 	CHECK_EQ(ev.drop.end, 0);
 	CHECK(!rn_range_empty(&ev.drop));
+	CHECK(!ev.unknown);
+	/* UNKNOWN, with no range or with one; never on an absent option. */
+	mk_epdn(o, 61, EPDN_F_EMPTY | EPDN_F_HOST | EPDN_F_UNKNOWN, 0, 0);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
+	CHECK_EQ(ev.kind, RN_EV_EMPTY);
+	CHECK(ev.unknown);
+	mk_epdn(o, 61, EPDN_F_HOST | EPDN_F_UNKNOWN, 5000, 7999);
+	CHECK_EQ(evidence_of(o, 12, 61, true, &ev), RN_EVS_TRUSTED);
+	CHECK_EQ(ev.kind, RN_EV_DROPS);
+	CHECK(ev.unknown);
+	CHECK_EQ(evidence_of(o, 0, 61, true, &ev), RN_EVS_ABSENT);
+	CHECK(!ev.unknown);
 	/* Behind another option. */
 	memset(o, 0, sizeof(o));
 	o[0] = 7;
@@ -1257,8 +1422,14 @@ static void run_examples(u32 at)
 	RUN(test_mark_follows_first_hole);
 	RUN(test_mark_after_gap_filled);
 	RUN(test_mark_unknown_hole);
+	RUN(test_unknown_gap_not_reordered);
+	RUN(test_unknown_forgets_reordered_holes);
+	RUN(test_unknown_keeps_drops);
+	RUN(test_unknown_floor_holds_until_acked);
 	RUN(test_untrusted_stops_classification);
 	RUN(test_window_bounds_state);
+	RUN(test_window_one_below);
+	RUN(test_rst_exact);
 	RUN(test_ack_prunes_and_slides);
 	RUN(test_fin_ends_flow);
 	RUN(test_set_high);

@@ -569,6 +569,8 @@ static int epdn_print_xstats(struct qdisc_util *qu, FILE *f,
 	print_counter("flushed", x.flushed);
 	print_counter("span_resets", x.span_resets);
 	print_counter("unshared", x.unshared);
+	print_counter("unknown_stamps", x.unknown_stamps);
+	print_counter("released", x.released);
 	return 0;
 }
 

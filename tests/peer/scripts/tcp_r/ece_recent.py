@@ -10,7 +10,7 @@ import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
-PARAMS = {"tcp_r": {"ece_rtts": 64}}
+PARAMS = {"tcp_r": dict(rflow.PARAMS["tcp_r"], ece_rtts=64)}
 
 
 def ece_then_marked(t, rec):

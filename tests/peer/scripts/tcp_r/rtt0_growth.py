@@ -11,7 +11,7 @@ MODULES = rflow.MODULES
 # rho comes from the minimum RTT: the kernel's own filter, not rflow's
 # latest sample.
 SYSCTL = dict(rflow.SYSCTL, **{"net.ipv4.tcp_min_rtt_wlen": 300})
-PARAMS = {"tcp_r": {"rtt0_ms": 0}}
+PARAMS = {"tcp_r": dict(rflow.PARAMS["tcp_r"], rtt0_ms=0)}
 RHO = 4                 # rtt0_ms is set for about this rho
 DELAY = 0.2             # s: the RTT the ACKs make
 # s: the handshake's RTT.  Without it min_rtt is the peer's reaction time,

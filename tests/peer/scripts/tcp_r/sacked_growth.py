@@ -11,6 +11,7 @@ import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+PARAMS = rflow.PARAMS
 MSS = rflow.MSS
 
 

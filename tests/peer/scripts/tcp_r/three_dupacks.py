@@ -10,6 +10,7 @@ import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = {"net.ipv4.tcp_frto": 0}
+PARAMS = rflow.PARAMS
 
 
 def three(t, rec):

@@ -9,8 +9,8 @@ probe's) changes nothing.  Under classic dupthresh and under RACK."""
 import rflow
 
 MODULES = rflow.MODULES
-SYSCTL = rflow.SYSCTL
 SYSCTL = dict(rflow.SYSCTL, **{"net.ipv4.tcp_early_retrans": 3})
+PARAMS = rflow.PARAMS
 
 
 def tlp(t, rec):

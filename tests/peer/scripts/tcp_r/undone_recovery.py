@@ -1,16 +1,19 @@
 """A modified fast recovery that the stack undoes gives back the ssthresh
-from before the loss.  The timestamp echoed on the ACK for the hole shows
-that its first transmission arrived (the segment was reordered, not lost),
-so Linux undoes the recovery (tcp_try_undo_partial(), TCPPartialUndo) and
-leaves it without setting cwnd and without CA_EVENT_COMPLETE_CWR: ssthresh
-must then be the one from before the loss, not the window the recovery
-held in it, or every undone recovery would end slow start.  Under classic
-dupthresh and under RACK."""
+from before the loss, and keeps cwnd.  The timestamp echoed on the ACK
+for the hole shows that its first transmission arrived (the segment was
+reordered, not lost), so Linux undoes the recovery (tcp_try_undo_partial(),
+TCPPartialUndo): it asks undo_cwnd(), which leaves a modified recovery's
+cwnd as it is, and restores the ssthresh from before the recovery.  The
+recovery set ssthresh to the window (slow start ends at a recovery); an
+undone one was no congestion event, so ssthresh must then be the one from
+before the loss, or every undone recovery would end slow start.  Under
+classic dupthresh and under RACK."""
 
 import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+PARAMS = rflow.PARAMS
 FAMILIES = (4, 6)
 
 
@@ -21,7 +24,7 @@ def undone(t, rec):
     held = rflow.check_kept(t, c, before)
     t.check(end > hole + 4 * rflow.MSS, "an ACK to hole + 4 is partial")
     t.check(held.snd_ssthresh < before.snd_ssthresh,
-            "the recovery holds its window in ssthresh (%d)" %
+            "in the recovery ssthresh is the window (%d)" %
             held.snd_ssthresh)
     # The hole arrives late: one cumulative ACK up to the data the
     # dupACKs SACKed, below what was sent before the retransmission.

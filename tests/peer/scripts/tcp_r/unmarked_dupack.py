@@ -5,12 +5,15 @@ the sender "retransmits the lost packet after waiting for three duplicate
 ACKs ... and reduces the cwnd by half" (§2.2).  One unmarked dupACK among
 three: one retransmission and ssthresh halved.  The same dupACK arriving
 during a modified recovery turns it standard: ssthresh is halved from the
-cwnd before the recovery.  Under classic dupthresh and under RACK."""
+cwnd before the recovery, and on that ACK cwnd stays within
+max(ssthresh, inflight before it) + what it delivered.  Under classic
+dupthresh and under RACK."""
 
 import rflow
 
 MODULES = rflow.MODULES
 SYSCTL = rflow.SYSCTL
+PARAMS = rflow.PARAMS
 FAMILIES = (4, 6)
 
 
@@ -24,7 +27,8 @@ def unmarked_later(t, rec):
     c = rflow.start(t, rec)
     before, hole, end, _ = rflow.recovery(t, c, [True, True, True])
     rflow.check_kept(t, c, before)
-    rflow.sack_rest(t, c, hole, end, dn=False)
+    rflow.bounded_ack(t, c, hole, "a later unmarked dupACK",
+                      sack=[(hole + rflow.MSS, end)], dn=False)
     i = rflow.check_halved(t, c, before, "a later unmarked dupACK", "alpha")
     t.check(i.ca_state == t.RECOVERY, "still in Recovery")
 

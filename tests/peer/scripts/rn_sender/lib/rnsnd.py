@@ -161,3 +161,13 @@ def finish(t, c):
     """The peer takes everything sent so far (the hole arrived)."""
     c.ack(c.data_high)
     c.drain()
+
+
+def bad_ack(c, ack, sack=(), dn=True):
+    """An ACK whose TCP checksum fails: TCP discards it, and so must the
+    hook that reads the drop-negative bit."""
+    una = c.snd_una
+    seg = c.segment(c.rcv_nxt, 0, ack=ack, sack=sack, dn=dn)
+    seg.bad_csum = True
+    c.send(seg)
+    c.snd_una = una                 # the kernel saw no ACK

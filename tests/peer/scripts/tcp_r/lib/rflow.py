@@ -13,6 +13,14 @@ MODULES = ["tcp_rn/rn_host.ko", "tcp_rn/tcp_rn.ko", "tcp_r/tcp_r.ko"]
 # the long RTTs the scripts make and three back-to-back dupACKs arrive in
 # it; no F-RTO undo after a timeout.
 SYSCTL = {"net.ipv4.tcp_min_rtt_wlen": 0, "net.ipv4.tcp_frto": 0}
+# Unpaced, but for pacing.py.  With TCP's internal pacing a fast
+# retransmission can lose its one slot to new data: on the ACK that begins
+# the recovery, tcp_xmit_retransmit_queue() tests the pacing clock as
+# cached when the ACK arrived and waits, while tcp_write_xmit() refreshes
+# the clock and sends new data in the slot PRR gave.  A real flow's next
+# ACK sends the retransmission; a script's peer waits for it and sees a
+# timeout.  The window rules do not depend on pacing.
+PARAMS = {"tcp_r": {"pacing": 0}}
 MSS = 1000
 
 
@@ -136,21 +144,52 @@ def recovery(t, c, marks, **kw):
 
 
 def check_kept(t, c, before):
-    """Returns tcp_info: its ssthresh is the window the recovery holds."""
+    """A modified recovery keeps the window: ssthresh is the cwnd when it
+    began (slow start is over) and cwnd is not cut.  Returns tcp_info."""
     i = c.info()
-    t.check(i.snd_ssthresh >= before.snd_cwnd,
-            "modified recovery: ssthresh not halved")
+    t.check(i.snd_ssthresh == before.snd_cwnd,
+            "modified recovery: ssthresh is the window %d, not halved" %
+            before.snd_cwnd)
+    t.check(i.snd_cwnd >= before.snd_cwnd,
+            "modified recovery: cwnd %d not cut" % i.snd_cwnd)
     return i
 
 
 def check_halved(t, c, before, why, path=None, grown=None):
     """ssthresh is half the cwnd before the recovery, or half the window
-    a modified recovery had @grown to (tcp_info while it held it); with
-    @path, the recovery counts on that path of r's cc_info."""
-    wnd = max(before.snd_cwnd, grown.snd_ssthresh if grown else 0)
+    a modified recovery had @grown to (its cwnd, tcp_info while it held
+    it); with @path, the recovery counts on that path of r's cc_info."""
+    wnd = max(before.snd_cwnd, grown.snd_cwnd if grown else 0)
     i = c.info()
     t.check(i.snd_ssthresh == halved(wnd),
             "%s: ssthresh halved from window %d" % (why, wnd))
     if path:
         t.check(c.cc_info()[path] == 1, "counted on r's %s" % path)
     return i
+
+
+def inflight(i):
+    """Segments in flight, as tcp_packets_in_flight() counts them."""
+    return i.unacked - i.sacked - i.lost + i.retrans
+
+
+def bounded_ack(t, c, ack, what, **kw):
+    """One ACK (c.ack(ack, **kw)).  In Recovery, cwnd after it is at most
+    max(ssthresh, what was in flight before it) + the segments it
+    delivered: a reduction (PRR, RFC 6937) sends no more than was
+    delivered while more than ssthresh is in flight, and a window kept
+    through a modified recovery grows by less than was delivered.
+    Returns (tcp_info after it, the segments sent)."""
+    before = c.info()
+    c.ack(ack, **kw)
+    sent = c.drain(within=0.3)
+    i = c.info()
+    if i.ca_state == t.RECOVERY:
+        most = max(i.snd_ssthresh, inflight(before)) + \
+            i.delivered - before.delivered
+        t.check(i.snd_cwnd <= most,
+                "%s: cwnd %d within max(ssthresh %d, inflight %d) + "
+                "delivered %d" % (what, i.snd_cwnd, i.snd_ssthresh,
+                                  inflight(before),
+                                  i.delivered - before.delivered))
+    return i, sent
