@@ -27,14 +27,24 @@
 # make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
 # make bench-epdn-cost  the epdn core's instructions per operation, counted
 #                 by callgrind on the host, no VM (docs/epdn-bench.md)
-# make install    install modules (and the tc plugin) on this host
+# make install    install modules (and the tc plugin) on this host, then
+#                 depmod, so that modprobe finds them (README.md)
+# make modules-6.12  build every module against Debian's 6.12 headers
+#                 (KDIR_612) into build/k6.12/, beside the default set
 #
 # KDIR selects the kernel build tree.  Default: the running kernel when it
 # can load modules and its headers are installed, otherwise the newest
-# Debian 6.1 linux-headers-6.1.*-amd64 under /usr/src (the kernel tools/vm-run boots).
+# Debian 6.1 linux-headers-6.1.*-amd64 under /usr/src, the kernel that
+# tools/vm-run boots by default.  make test builds with W=1 and -Werror
+# (SATNET_WERROR=1); other builds, DKMS's among them, do not stop on a
+# warning of a newer compiler or kernel.
 
-PROJECT_VERSION := 0.1
+PROJECT_VERSION := $(file < VERSION)
 CURDIR_ABS := $(abspath $(CURDIR))
+
+# Debian's newest headers of a series, generic flavour (not -cloud, -rt).
+debian_headers = $(lastword $(shell ls -d /usr/src/linux-headers-$(1).*-amd64 \
+	2>/dev/null | grep -Ev -- '-(cloud|rt)-amd64$$' | sort -V))
 
 running_kdir := /lib/modules/$(shell uname -r)/build
 ifeq ($(origin KDIR),undefined)
@@ -45,8 +55,23 @@ ifeq ($(origin KDIR),undefined)
   endif
 endif
 ifeq ($(KDIR),)
-  KDIR := $(lastword $(shell ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V))
+  KDIR := $(call debian_headers,6.1)
 endif
+KDIR_612 ?= $(call debian_headers,6.12)
+# The release modules_install writes under: uname -r of that kernel (Debian's
+# include/config/kernel.release says 6.1.192 for 6.1.0-56-amd64).
+krelease = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(1)/include/generated/utsrelease.h 2>/dev/null)
+
+# The 6.12 set is built from a copy of the module sources, as kbuild
+# writes its objects beside them: build/k6.12/ has the checkout's layout,
+# tools/vm-run --kernel 6.12 puts its .ko files in the checkout's place.
+MODULE_DIRS := $(patsubst %/,%,$(shell sed -n 's,^obj-m += \(.*/\)$$,\1,p' Kbuild))
+MODULE_SRCS := Kbuild VERSION $(wildcard include/satnet/*.h) \
+	$(foreach d,$(MODULE_DIRS),$(wildcard $(d)/Kbuild $(d)/*.[ch]))
+K612 := build/k6.12
+# make test's module builds: every W=1 warning is an error.
+CI_KFLAGS := W=1 SATNET_WERROR=1
 
 CC ?= cc
 UNIT_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -I.
@@ -64,8 +89,9 @@ FUZZ_SECONDS ?= 600
 
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
-	test-real test-virtual test-debug soak bench head-to-head bench-epdn bench-epdn-cost install clean deps kdir
+.PHONY: all modules modules-6.12 unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
+	test-real test-virtual test-6.12 test-real-6.12 test-debug soak bench \
+	head-to-head bench-epdn bench-epdn-cost install clean deps kdir
 
 all: modules unit tc
 
@@ -75,6 +101,14 @@ kdir:
 modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: install linux-headers-amd64 (tools/install-deps.sh) or set KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules
+
+modules-6.12: $(addprefix $(K612)/,$(MODULE_SRCS))
+	@test -n "$(KDIR_612)" || { echo "No 6.12 headers found: install linux-headers-6.12-amd64 (tools/install-deps.sh) or set KDIR_612=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR_612) M=$(CURDIR_ABS)/$(K612) modules
+
+$(K612)/%: %
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 unit: $(UNIT_BINS)
 
@@ -110,16 +144,20 @@ deps:
 
 # The tests of tests/*.py need neither root nor a kernel: they run on the
 # host.  The in-VM suite runs in two guests side by side: its deterministic
-# tests on the real clock (test-real), its statistical runs over netem on
-# the virtual clock (test-virtual), where the other guest's load cannot
-# change their outcome.  Each guest's output is printed when it ends.
+# tests on the real clock (test-real, then the 6.12 part), its statistical
+# runs over netem on the virtual clock (test-virtual), where the other
+# guest's load cannot change their outcome.  Each guest's output is printed
+# when it ends.  On 6.12 the peer scripts and the tc cases run, with the
+# modules built for it (build/k6.12/); the scripts in one process
+# (tests/peer/run.py), half the time of one interpreter per script.
 PYTEST := /usr/bin/python3 -m pytest -p no:cacheprovider
 
 test: deps
-	$(MAKE) all
+	$(MAKE) modules modules-6.12 $(CI_KFLAGS)
+	$(MAKE) unit tc
 	$(MAKE) fuzz-smoke
 	$(PYTEST) -v --ignore=tests/integration tests
-	$(MAKE) -j2 --output-sync=target test-real test-virtual
+	$(MAKE) -j2 --output-sync=target test-real-6.12 test-virtual
 
 test-real:
 	tools/vm-run --timeout 3600 --log build/test-console.log -- \
@@ -129,6 +167,17 @@ test-virtual:
 	tools/vm-run --clock virtual --timeout 3600 \
 		--log build/test-virtual-console.log -- \
 		$(PYTEST) -v -m statistical tests/integration
+
+test-6.12:
+	tools/vm-run --vm --kernel 6.12 --timeout 2400 \
+		--log build/test-6.12-console.log -- sh -c \
+		'python3 tests/peer/run.py tests/peer/scripts/*/*.py && \
+		$(PYTEST) -v tests/integration/test_tc_cases.py'
+
+# One guest after the other, beside test-virtual.
+test-real-6.12:
+	$(MAKE) test-real
+	$(MAKE) test-6.12
 
 # The modules are rebuilt against the debug tree here, and against the stock
 # headers again by the next plain build (kbuild sees the changed command).
@@ -181,11 +230,13 @@ bench-epdn: deps
 bench-epdn-cost:
 	tools/epdn-cost
 
-# INSTALL_MOD_PATH and DESTDIR stage an install under another root.
-# modules_install runs depmod; the modules are unsigned, so a kernel that
-# enforces signatures refuses them (others log "tainting kernel").
+# INSTALL_MOD_PATH and DESTDIR stage an install under another root.  The
+# modules are unsigned, so a kernel that enforces signatures refuses them
+# (others log "tainting kernel").  depmod is run here: modules_install
+# runs it only with a System.map, which Debian's headers lack.
 install: modules tc
 	$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(call krelease,$(KDIR))
 	$(MAKE) -C tools/tc install TC_LIBDIR=$(TC_LIBDIR) DESTDIR=$(DESTDIR)
 
 clean:

@@ -1135,7 +1135,7 @@ module_init(epdn_module_init);
 module_exit(epdn_module_exit);
 MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("EPDN: Explicit Packet Drop Notification gateway queue");
 /* Newer kernels autoload a qdisc as "net-sch-<kind>", not "sch_<kind>". */
 MODULE_ALIAS("net-sch-epdn");

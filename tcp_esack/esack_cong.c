@@ -288,5 +288,5 @@ module_exit(esack_unregister);
 
 MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("TCP ESACK: two-consecutive-window loss response (LEO satellites)");

@@ -68,6 +68,7 @@
 #include <linux/inet_diag.h>
 #include <net/tcp.h>
 
+#include <satnet/compat.h>
 #include <satnet/rn_latch_api.h>
 #include <satnet/r_core.h>
 #include <satnet/grow.h>
@@ -230,7 +231,7 @@ static void r_gather(struct sock *sk, u32 flags, struct r_ack *a)
 	*a = (struct r_ack){
 		.snd_una = tp->snd_una,
 		.srtt_ms = (tp->srtt_us >> 3) / USEC_PER_MSEC,
-		.now_ms = tcp_time_stamp(tp),
+		.now_ms = tcp_time_stamp_ms(tp),
 		.ece = !!(flags & CA_ACK_ECE),
 		.dn_distrust = l.bogus >= RN_BOGUS_MAX,
 		.resent = r_hole_resent(sk),
@@ -396,7 +397,7 @@ static void r_recovery_start(struct sock *sk, bool asked)
 	const struct sk_buff *head = tcp_rtx_queue_head(sk);
 	struct r_ack a = {
 		.snd_una = tp->snd_una,
-		.now_ms = tcp_time_stamp(tp),
+		.now_ms = tcp_time_stamp_ms(tp),
 	};
 
 	/* From CWR the ECN reduction is already under way. */
@@ -545,6 +546,6 @@ module_exit(r_unregister);
 
 MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("TCP-R: no cwnd cut for reordered or corrupted segments (drop-negative bit, ECN)");
 MODULE_ALIAS("tcp-r");

@@ -70,6 +70,7 @@
 #include <net/inet6_hashtables.h>
 #include <net/netns/generic.h>
 
+#include <satnet/compat.h>
 #include <satnet/rn_wire.h>
 #include <satnet/rn_sender_core.h>
 #include <satnet/rn_latch_api.h>
@@ -95,17 +96,18 @@ MODULE_PARM_DESC(lt_ext,
 static bool rack_steer __read_mostly = true;
 module_param(rack_steer, bool, 0644);
 MODULE_PARM_DESC(rack_steer,
-		 "With RACK on (net.ipv4.tcp_recovery & 1), hold RACK back until dupthresh (default 1; 0 leaves RACK alone). Needs in_ack_event after tcp_clean_rtx_queue (v6.14+, 6.1.141+): ignored unless ack_order_ok is 1");
+		 "With RACK on (net.ipv4.tcp_recovery & 1), hold RACK back until dupthresh (default 1; 0 leaves RACK alone). Needs in_ack_event after tcp_clean_rtx_queue (v6.14+, 6.12.31+, 6.1.141+): ignored unless ack_order_ok is 1");
 
 /*
  * The RACK steering edits RACK's per-ACK state in in_ack_event, which
  * must run after tcp_clean_rtx_queue() for that: true since mainline
  * v6.14 (commit 149dfb31615e, "tcp: reorganize tcp_in_ack_event() and
- * tcp_count_delivered()") and in 6.1.y since its backport to 6.1.141, not
- * in v6.1 to 6.1.140, where the queue cleaning that follows would undo
- * it.  Set at load time from the version of the kernel built against
- * (a module only loads on that kernel), cleared for good by the first
- * ACK that shows the old order (rn_ack_order_check()).
+ * tcp_count_delivered()") and in the stable series since its backports
+ * to 6.1.141 and 6.12.31, not in v6.1 to 6.1.140 or v6.12 to 6.12.30,
+ * where the queue cleaning that follows would undo it.  Set at load time
+ * from the version of the kernel built against (a module only loads on
+ * that kernel), cleared for good by the first ACK that shows the old
+ * order (rn_ack_order_check()).
  */
 static bool rn_ack_order_kernel(void)
 {
@@ -113,6 +115,8 @@ static bool rn_ack_order_kernel(void)
 			       LINUX_VERSION_SUBLEVEL);
 
 	if (v >= KERNEL_VERSION(6, 14, 0))
+		return true;
+	if (v >= KERNEL_VERSION(6, 12, 31) && v < KERNEL_VERSION(6, 13, 0))
 		return true;
 	return v >= KERNEL_VERSION(6, 1, 141) && v < KERNEL_VERSION(6, 2, 0);
 }
@@ -139,7 +143,7 @@ static const struct kernel_param_ops rn_ack_order_ops = {
 
 module_param_cb(ack_order_ok, &rn_ack_order_ops, &ack_order_ok, 0644);
 MODULE_PARM_DESC(ack_order_ok,
-		 "1: in_ack_event follows tcp_clean_rtx_queue (v6.14+, 6.1.141+), RACK steering works; 0: it does not, or was seen not to: rack_steer is ignored and RACK decides alone (0 can be written, 1 only on such kernels)");
+		 "1: in_ack_event follows tcp_clean_rtx_queue (v6.14+, 6.12.31+, 6.1.141+), RACK steering works; 0: it does not, or was seen not to: rack_steer is ignored and RACK decides alone (0 can be written, 1 only on such kernels)");
 
 static int rn_rtt0_set(const char *val, const struct kernel_param *kp)
 {
@@ -968,7 +972,7 @@ static void rn_gather(struct sock *sk, u32 flags, struct rn_ack *a)
 		.rwnd = tp->snd_wnd / max_t(u32, tp->mss_cache, 1),
 		.srtt_us = tp->srtt_us >> 3,
 		.min_rtt_us = min_rtt == ~0U ? 0 : min_rtt,
-		.now_ms = tcp_time_stamp(tp),
+		.now_ms = tcp_time_stamp_ms(tp),
 		.ece = !!(flags & CA_ACK_ECE),
 		.dsack = (u16)tp->dsack_dups != ca->dsack_dups,
 	};
@@ -1153,6 +1157,6 @@ module_exit(rn_unregister);
 
 MODULE_AUTHOR("satnet project");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);
 MODULE_DESCRIPTION("RN-TCP sender: drop-negative dupthresh, kval, RN-TCP-ES");
 MODULE_ALIAS("tcp-rn");

@@ -58,6 +58,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
+#include <satnet/compat.h>
 #include <satnet/epdn_wire.h>
 #include <satnet/rn_wire.h>
 #include <satnet/rn_recv_core.h>
@@ -929,7 +930,8 @@ static int rn_sysctl_register(struct net *net, struct rn_net *rn)
 	tbl[0].data = &rn->receiver;
 	tbl[1].data = &rn->epdn_origin;
 	tbl[2].data = &rn->require_host;
-	rn->sysctl = register_net_sysctl(net, "net/rn", tbl);
+	rn->sysctl = register_net_sysctl_sz(net, "net/rn", tbl,
+					    ARRAY_SIZE(rn_sysctl_template) - 1);
 	if (!rn->sysctl) {
 		kfree(tbl);
 		return -ENOMEM;
@@ -939,7 +941,7 @@ static int rn_sysctl_register(struct net *net, struct rn_net *rn)
 
 static void rn_sysctl_unregister(struct rn_net *rn)
 {
-	struct ctl_table *tbl = rn->sysctl->ctl_table_arg;
+	const struct ctl_table *tbl = rn->sysctl->ctl_table_arg;
 
 	unregister_net_sysctl_table(rn->sysctl);
 	kfree(tbl);
@@ -1095,4 +1097,4 @@ module_exit(rn_host_exit);
 MODULE_AUTHOR("satnet project");
 MODULE_DESCRIPTION("RN-TCP receiver and EPDN origin host hooks (seed 001)");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1");
+MODULE_VERSION(SATNET_VERSION);

@@ -1375,6 +1375,27 @@ def test_cpu_use_flags_a_busy_run(tmp_path):
     assert record.summarize(rec, 1.5e6, 1448)["cpu_bound"] is False
 
 
+def test_one_version():
+    """VERSION is the project's version: the Makefile, the Python package
+    and every module take it from there; dkms.conf repeats it."""
+    version = open(os.path.join(TOP, "VERSION")).read().strip()
+    assert version
+    with open(os.path.join(TOP, "dkms.conf")) as f:
+        assert 'PACKAGE_VERSION="%s"\n' % version in f.read()
+    with open(os.path.join(TOP, "pyproject.toml")) as f:
+        py = f.read()
+    assert 'dynamic = ["version"]' in py
+    assert 'version = { file = "VERSION" }' in py
+    with open(os.path.join(TOP, "Kbuild")) as f:
+        assert "-DSATNET_VERSION='\"$(file < $(src)/VERSION)\"'" in f.read()
+    with open(os.path.join(TOP, "Makefile")) as f:
+        assert "PROJECT_VERSION := $(file < VERSION)" in f.read()
+    sources = glob.glob(os.path.join(TOP, "*", "*.c"))
+    calls = [ln.strip() for src in sources for ln in open(src)
+             if ln.startswith("MODULE_VERSION(")]
+    assert calls and set(calls) == {"MODULE_VERSION(SATNET_VERSION);"}
+
+
 class WidthRuns:
     """A stand-in for report.Results with serial runs: @par and @ser are
     one variant's metric at one point, side by side and alone."""

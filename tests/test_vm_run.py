@@ -94,3 +94,47 @@ def test_virtual_clock_refuses_smp_and_native(capsys):
             parse("--clock", "virtual", *argv)
         assert e.value.code == 2
     assert "SMP guests hang" in capsys.readouterr().err
+
+
+def test_kernel_choice(tmp_path):
+    """stock is Debian 12's 6.1; X.Y the newest generic kernel of that
+    series; a release itself; never a -cloud or -rt flavour."""
+    for rel in ("6.1.0-9-amd64", "6.1.0-56-amd64", "6.1.0-56-cloud-amd64",
+                "6.12.95+deb12-amd64", "6.12.117+deb12-amd64",
+                "6.12.117+deb12-rt-amd64", "6.12.117+deb12-cloud-amd64"):
+        (tmp_path / ("vmlinuz-" + rel)).write_bytes(b"")
+    boot = str(tmp_path)
+    assert vm_run.guest_kernel(boot=boot) == "6.1.0-56-amd64"
+    assert vm_run.guest_kernel("6.12", boot) == "6.12.117+deb12-amd64"
+    assert vm_run.guest_kernel("6.12.95+deb12-amd64", boot) == \
+        "6.12.95+deb12-amd64"
+    assert vm_run.series_of("6.12.117+deb12-amd64") == "6.12"
+    assert vm_run.series_of("6.1.0-56-amd64") == "6.1"
+    import pytest
+    with pytest.raises(SystemExit):
+        vm_run.guest_kernel("6.6", boot)
+
+
+def test_compressed_modules_and_images(tmp_path):
+    """Debian's 6.12 ships .ko.xz modules and a zstd-compressed image."""
+    import lzma
+    import shutil
+    import subprocess
+    elf = b"\x7fELF" + bytes(range(256)) * 64
+    ko = tmp_path / "m.ko.xz"
+    ko.write_bytes(lzma.compress(elf))
+    assert vm_run.module_paths(str(tmp_path)) == {}       # not under kernel/
+    kdir = tmp_path / "kernel" / "net"
+    kdir.mkdir(parents=True)
+    shutil.move(str(ko), str(kdir / "9pnet-virtio.ko.xz"))
+    paths = vm_run.module_paths(str(tmp_path))
+    assert list(paths) == ["9pnet_virtio"]
+    vm_run.copy_module(paths["9pnet_virtio"], str(tmp_path / "out.ko"))
+    assert (tmp_path / "out.ko").read_bytes() == elf
+    if shutil.which("zstd"):
+        z = subprocess.run(["zstd", "-q", "-c"], input=elf,
+                           capture_output=True, check=True).stdout
+        img = tmp_path / "vmlinuz"
+        img.write_bytes(b"MZ" + bytes(500) + z + b"\x00trailer" * 9)
+        vm_run.extract_vmlinux(str(img), str(tmp_path / "vmlinux"))
+        assert (tmp_path / "vmlinux").read_bytes() == elf

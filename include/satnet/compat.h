@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel APIs that differ between the kernels the modules build for
+ * (Debian's 6.1 and 6.12, dkms.conf), in one place (kernel only).
+ *
+ * Each entry gives an older kernel the newer kernel's interface, so the
+ * modules call the current API and an entry is dropped when its oldest
+ * kernel is.  Found by building every module with W=1 against both
+ * header trees (make modules-6.12, README.md); everything else the
+ * modules use is the same on both.
+ */
+#ifndef SATNET_COMPAT_H
+#define SATNET_COMPAT_H
+
+#include <linux/version.h>
+#include <net/net_namespace.h>
+#include <net/tcp.h>
+
+/*
+ * v6.6 ("sysctl: Add size to register_net_sysctl function") sizes the
+ * table instead of reading to its empty sentinel; from v6.11 an entry
+ * without a procname inside that size is refused.  The size passed
+ * leaves the sentinel out, which 6.1 still needs at the end.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+#define register_net_sysctl_sz(net, path, table, size) \
+	register_net_sysctl(net, path, table)
+#endif
+
+/*
+ * v6.7 ("tcp: add tcp_time_stamp_ms() helper") names the millisecond
+ * clock of tp->tcp_mstamp tcp_time_stamp_ms(); tcp_time_stamp() became
+ * tcp_time_stamp_ts(), in TCP timestamp units, microseconds for sockets
+ * that negotiate them.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+static inline u32 tcp_time_stamp_ms(const struct tcp_sock *tp)
+{
+	return tcp_time_stamp(tp);
+}
+#endif
+
+#endif /* SATNET_COMPAT_H */
