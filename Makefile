@@ -91,7 +91,7 @@ TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /u
 
 .PHONY: all modules modules-6.12 unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
 	test-real test-virtual test-6.12 test-real-6.12 test-debug soak bench \
-	head-to-head bench-epdn bench-epdn-cost install clean deps kdir
+	head-to-head clock-check bench-epdn bench-epdn-cost install clean deps kdir
 
 all: modules unit tc
 
@@ -219,6 +219,13 @@ head-to-head: deps
 	$(MAKE) all
 	satnet run --quick $(BENCH_ARGS) $(H2H_EXPS)
 	satnet report --command "make head-to-head"
+
+# The same points on the real clock, the virtual clock and the virtual
+# clock on a loaded host, one experiment per family of paths; the tables
+# go to build/clock/clock-check.md (docs/testbed.md).  About 2 hours.
+clock-check: deps
+	$(MAKE) all
+	tools/clock-check $(CLOCK_ARGS)
 
 # The epdn qdisc's per-packet cost against pfifo and fq_codel (pktgen) and
 # its TCP goodput (iperf3), docs/epdn-bench.md: 20-30 minutes in the VM.
