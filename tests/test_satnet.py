@@ -1422,3 +1422,36 @@ def test_serial_control_is_an_equivalence_test(par, ser, verdict):
     lines = report.serial_control({"e": WidthRuns(par, ser)})
     row = [x for x in lines if x.startswith("| e |")]
     assert len(row) == 1 and row[0].endswith("| %s |" % verdict), row
+
+
+class H2hRuns:
+    """A stand-in for report.Results on one head-to-head path: @data maps
+    a variant to its (limit share, retransmitted share) per run."""
+
+    def __init__(self, data):
+        self.data = data
+        self.exp = type("E", (), {"variants": list(data)})
+
+    def estimate(self, variant, point, metric=None):
+        col = 1 if metric == "retrans_share" else 0
+        return stats.Estimate([run[col] for run in self.data[variant]])
+
+    best = report.Results.best
+
+
+def test_a_variant_that_retransmits_too_much_is_not_ranked():
+    """Over 10 % of what it sends retransmitted: left out of the bests,
+    whatever its goodput."""
+    res = H2hRuns({"greedy": [(0.95, 0.30), (0.93, 0.34)],
+                   "fair": [(0.80, 0.02), (0.82, 0.03)],
+                   "edge": [(0.90, 0.10), (0.90, 0.10)]})
+    table = [{"variant": v, "share": res.estimate(v, {}),
+              "retrans": res.estimate(v, {}, "retrans_share")}
+             for v in res.exp.variants]
+    assert [r["variant"] for r in table if report.h2h.flagged(r)] == \
+        ["greedy"]
+    assert report.h2h.best(res, table, ["greedy", "fair"])["variant"] == \
+        "fair"
+    assert report.h2h.best(res, table, ["greedy", "edge"])["variant"] == \
+        "edge"
+    assert report.h2h.best(res, table, ["greedy"]) is None

@@ -30,7 +30,7 @@
 #include <satnet/epdn_wire.h>
 
 /* Ranges per list; one more slot holds a split until the cap is applied. */
-#define RN_RANGES_MAX		16
+#define RN_RANGES_MAX		64
 #define RN_WINDOW_MAX		0x40000000U	/* 2^30, RFC 7323: 65535 << 14 */
 #define RN_WSCALE_MAX		14
 #define RN_TCP_HDR_MIN		20

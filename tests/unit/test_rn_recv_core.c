@@ -1312,7 +1312,7 @@ static void test_hostile_stress(void)
 	CHECK(st.reorder.overflows > 100);
 }
 
-/* A drop list of 16 ranges, 1 packet each, every third packet from @from. */
+/* A full drop list (RN_RANGES_MAX ranges), 1 packet each, every third packet from @from. */
 static void fill_drops(struct rn_recv *st, u32 from)
 {
 	u32 i;
@@ -1323,6 +1323,9 @@ static void fill_drops(struct rn_recv *st, u32 from)
 		rn_rset_add(&st->drop, &r);
 	}
 }
+
+/* Q above a full drop list filled by fill_drops(st, 10) */
+#define Q_ABOVE		(3 * RN_RANGES_MAX + 40)
 
 /*
  * The drop list's cap merges two ranges: the bytes between are believed
@@ -1335,24 +1338,25 @@ static void test_coarsen_keeps_lists_apart(void)
 	struct rn_recv st;
 	u32 i;
 
-	rn_recv_init(&st, seq_of(0), 200 * MSS, 0);
+	rn_recv_init(&st, seq_of(0), (Q_ABOVE + 100) * MSS, 0);
 	st.flags |= RN_RF_PROVEN;
-	st.q_start = seq_of(99);
-	st.q_end = seq_of(100);
-	fill_drops(&st, 10);				/* 10 13 ... 55 */
+	st.q_start = seq_of(Q_ABOVE);
+	st.q_end = seq_of(Q_ABOVE + 1);
+	fill_drops(&st, 10);			/* 10 13 ... 3 * MAX + 7 */
 	r = pks(11, 12);
 	rn_rset_add(&st.reorder, &r);			/* between 10 and 13 */
-	rx(&st, 2, ev_drops(58, 58));			/* a 17th range */
+	rx(&st, 2, ev_drops(3 * RN_RANGES_MAX + 10,
+			    3 * RN_RANGES_MAX + 10));	/* one range more */
 	CHECK_EQ(st.drop.n, RN_RANGES_MAX);
 	CHECK(st.drop.overflows > 0);
 	CHECK(recv_sane(&st));
 	CHECK(rn_rset_has(&st.drop, seq_of(11)));
 	CHECK(!rn_rset_has(&st.reorder, seq_of(11)));
 	/* P (one byte) splits a dropped range: its gap is the closest. */
-	rn_recv_init(&st, seq_of(0), 200 * MSS, 0);
+	rn_recv_init(&st, seq_of(0), (Q_ABOVE + 100) * MSS, 0);
 	st.flags |= RN_RF_PROVEN;
-	st.q_start = seq_of(99);
-	st.q_end = seq_of(100);
+	st.q_start = seq_of(Q_ABOVE);
+	st.q_end = seq_of(Q_ABOVE + 1);
 	fill_drops(&st, 10);
 	r = rn_range_make(seq_of(10), seq_of(12));
 	rn_rset_add(&st.drop, &r);
@@ -1362,7 +1366,7 @@ static void test_coarsen_keeps_lists_apart(void)
 	CHECK(recv_sane(&st));
 	/* The same with a drop range that covers P and Q. */
 	for (i = 0; i < 2; i++) {
-		rn_recv_init(&st, seq_of(0), 200 * MSS, 0);
+		rn_recv_init(&st, seq_of(0), (Q_ABOVE + 100) * MSS, 0);
 		st.flags |= RN_RF_PROVEN;
 		st.q_start = seq_of(8) + 700;
 		st.q_end = seq_of(8) + 701;
