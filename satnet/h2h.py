@@ -9,6 +9,7 @@ import os
 
 from . import stats
 from .castate import fmt_shares
+from .measure import last_cc_row
 from .record import limit_bps
 
 PREFIX = "h2h-"
@@ -151,6 +152,50 @@ def plot(exps, path):
     plt.close(fig)
 
 
+def _queue_drops(rec):
+    """Packets the bottleneck dropped during the run (its qdiscs' largest
+    drop counter: a parent counts its child's drops again)."""
+    delta = (rec.get("bottleneck") or {}).get("delta") or {}
+    return max((v for k, v in delta.items() if k.endswith(".drops")),
+               default=0)
+
+
+def r_verdicts(res):
+    """TCP-R's recoveries by reason, run by run, beside the bottleneck's
+    drops and the receiver's unclassified holes: which verdict each loss
+    got, and what the path did to deserve it."""
+    lines = ["| variant | run | modified | standard: unmarked dupACK | "
+             "standard: ECE | standard: repeat | timeouts | queue "
+             "drops | receiver list overflows | unclassified ACKs |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for v in res.exp.variants:
+        if res.exp.catalogue[v].cc != "r":
+            continue
+        for rec in sorted(res.runs(v, {}), key=lambda r: r["rep"]):
+            flows = [f for f in rec["flows"] if f["variant"] == v]
+            cc = [last_cc_row(f.get("ss") or []) for f in flows]
+            rcv = (rec.get("host") or {}).get("proc_receiver") or {}
+            lines.append("| %s | %d | %s | %d | %d | %d | %d | %d | %d | %d "
+                         "|" % (
+                             v, rec["rep"],
+                             sum(c.get("dctcp_ce_state", 0) for c in cc),
+                             sum(c.get("dctcp_alpha", 0) for c in cc),
+                             sum(c.get("dctcp_ab_ecn", 0) for c in cc),
+                             sum(c.get("dctcp_ab_tot", 0) for c in cc),
+                             sum(f["counters"].get("TcpExtTCPTimeouts", 0)
+                                 for f in flows),
+                             _queue_drops(rec),
+                             rcv.get("rn_host.range_overflows", 0),
+                             rcv.get("rn_host.acks_unclassified", 0)))
+    if len(lines) == 2:
+        return []
+    return ["TCP-R's recoveries by reason (`ss -ti`'s dctcp fields at the "
+            "flow's end, docs/tcp-r.md), the kernel's timeouts "
+            "(TcpExtTCPTimeouts), the bottleneck's drops and the "
+            "receiver's `/proc/net/rn_host` counters, per run:", ""] + \
+        lines + [""]
+
+
 def block(exps, figdir, mddir, header):
     """The generated part of the page."""
     plot(exps, os.path.join(figdir, "head-to-head.png"))
@@ -173,7 +218,7 @@ def block(exps, figdir, mddir, header):
         "confirm it." % stats.EQUIV_MARGIN), ""]
     out += summary_table(exps) + [""]
     for res in exps:
-        out += path_table(res)
+        out += path_table(res) + r_verdicts(res)
     return out + [END]
 
 

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from satnet import experiment as xp
-from satnet import record, report, show, stats
+from satnet import measure, record, report, show, stats
 from satnet.paths import EXPERIMENT_DIR, TOP
 
 FIX = os.path.join(TOP, "tests", "fixtures")
@@ -1455,3 +1455,28 @@ def test_a_variant_that_retransmits_too_much_is_not_ranked():
     assert report.h2h.best(res, table, ["greedy", "edge"])["variant"] == \
         "edge"
     assert report.h2h.best(res, table, ["greedy"]) is None
+
+
+def test_head_to_head_page_gives_tcp_r_reasons_per_run(tmp_path):
+    """Each run of a variant on r: its recoveries by reason as ss showed
+    them last, the timeouts, the bottleneck's drops and the receiver's
+    overflows, read from the record."""
+    exp, res = h2h_fixture(tmp_path)
+    page = tmp_path / "head-to-head.md"
+    page.write_text("%s\n%s\n" % (report.h2h.BEGIN, report.h2h.END))
+    report.build(md=str(tmp_path / "results.md"), results=res,
+                 experiments=exp, command="pytest")
+    text = page.read_text()
+    assert "standard: unmarked dupACK" in text
+    for path in glob.glob(os.path.join(res, "h2h-fx", "full", "tcp-r",
+                                       "*.json")):
+        rec = record.load(path)
+        cc = measure.last_cc_row(rec["flows"][0]["ss"])
+        row = "| tcp-r | %d | %d | %d | %d | %d | %d | %d |" % (
+            rec["rep"], cc.get("dctcp_ce_state", 0),
+            cc.get("dctcp_alpha", 0), cc.get("dctcp_ab_ecn", 0),
+            cc.get("dctcp_ab_tot", 0),
+            rec["flows"][0]["counters"].get("TcpExtTCPTimeouts", 0),
+            report.h2h._queue_drops(rec))
+        assert row in text, (row, text[-1500:])
+    assert "| reno | 0 |" not in text
