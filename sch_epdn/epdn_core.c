@@ -33,8 +33,8 @@ static bool epdn_range_covers(const struct epdn_range *u,
 bool epdn_range_merge(struct epdn_range *dst, const struct epdn_range *src)
 {
 	struct epdn_range u = {
-		.min = epdn_seq_min(dst->min, src->min),
-		.max = epdn_seq_max(dst->max, src->max),
+		.min = sat_seq_min(dst->min, src->min),
+		.max = sat_seq_max(dst->max, src->max),
 	};
 
 	if (!epdn_range_valid(dst) || !epdn_range_valid(src) ||
@@ -300,8 +300,7 @@ static bool epdn_set_lost(const struct epdn_table *t, u32 s, u32 now)
 /* The hold starts now, and never before the drop (should a clock step back). */
 static void epdn_rec_sent(struct epdn_rec *rec, u32 now)
 {
-	rec->sent = epdn_seq_before(now, rec->stamp) ? rec->stamp :
-						       epdn_stamp(now);
+	rec->sent = sat_before(now, rec->stamp) ? rec->stamp : epdn_stamp(now);
 }
 
 /* Does the packet's range @p lie within EPDN_NEAR of the record's? */
@@ -499,32 +498,14 @@ u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget)
 
 /* ---- option codec (docs/epdn.md, include/satnet/epdn_wire.h) ---- */
 
-static void epdn_put_be32(u8 *p, u32 v)
-{
-	p[0] = (u8)(v >> 24);
-	p[1] = (u8)(v >> 16);
-	p[2] = (u8)(v >> 8);
-	p[3] = (u8)v;
-}
-
-static u32 epdn_get_be32(const u8 *p)
-{
-	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
-}
-
-static u16 epdn_get_be16(const u8 *p)
-{
-	return (u16)(p[0] << 8 | p[1]);
-}
-
 void epdn_opt_encode(u8 *buf, const struct epdn_opt *o)
 {
 	buf[EPDN_OFF_TYPE] = EPDN_OPT_TYPE;
 	buf[EPDN_OFF_LEN] = EPDN_OPT_LEN;
 	buf[EPDN_OFF_TTL] = o->ttl;
 	buf[EPDN_OFF_VERFLAGS] = EPDN_VERFLAGS(o->flags);
-	epdn_put_be32(buf + EPDN_OFF_MIN, o->min);
-	epdn_put_be32(buf + EPDN_OFF_MAX, o->max);
+	sat_put_be32(buf + EPDN_OFF_MIN, o->min);
+	sat_put_be32(buf + EPDN_OFF_MAX, o->max);
 }
 
 int epdn_opt_decode(const u8 *buf, u32 len, struct epdn_opt *o)
@@ -532,42 +513,33 @@ int epdn_opt_decode(const u8 *buf, u32 len, struct epdn_opt *o)
 	if (len < EPDN_OPT_LEN || buf[EPDN_OFF_TYPE] != EPDN_OPT_TYPE ||
 	    buf[EPDN_OFF_LEN] != EPDN_OPT_LEN ||
 	    buf[EPDN_OFF_VERFLAGS] >> EPDN_VER_SHIFT != EPDN_VERSION)
-		return EPDN_EBADMSG;
+		return SAT_EBADMSG;
 	o->ttl = buf[EPDN_OFF_TTL];
 	o->flags = buf[EPDN_OFF_VERFLAGS] & EPDN_FLAGS_MASK;
-	o->min = epdn_get_be32(buf + EPDN_OFF_MIN);
-	o->max = epdn_get_be32(buf + EPDN_OFF_MAX);
-	return EPDN_OK;
+	o->min = sat_get_be32(buf + EPDN_OFF_MIN);
+	o->max = sat_get_be32(buf + EPDN_OFF_MAX);
+	return SAT_OK;
 }
 
 /*
- * Walk an IPv4 option list (RFC 791): return the offset of the EPDN
- * option, EPDN_ENOENT, or EPDN_EBADMSG when a length is inconsistent.
+ * The EPDN option of a checked IPv4 header: its offset in @hdr, SAT_ENOENT
+ * (an option of another version counts as a foreign option), or
+ * SAT_EBADMSG when the option list is malformed.
  */
-int epdn_opt_find(const u8 *opts, u32 len)
+int epdn_ip_opt(const u8 *hdr, const struct sat_ip *ip)
 {
-	u32 i = 0;
+	struct epdn_opt o;
+	int off;
+	u32 at;
 
-	while (i < len) {
-		u8 type = opts[i];
-		u8 olen;
-
-		if (type == EPDN_IPOPT_EOL)
-			return EPDN_ENOENT;
-		if (type == EPDN_IPOPT_NOP) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= len)
-			return EPDN_EBADMSG;
-		olen = opts[i + 1];
-		if (olen < 2 || olen > len - i)
-			return EPDN_EBADMSG;
-		if (type == EPDN_OPT_TYPE)
-			return olen == EPDN_OPT_LEN ? (int)i : EPDN_EBADMSG;
-		i += olen;
-	}
-	return EPDN_ENOENT;
+	off = sat_ipopt_find(hdr + EPDN_IPV4_HDR_MIN,
+			     ip->hdr_len - EPDN_IPV4_HDR_MIN);
+	if (off < 0)
+		return off;
+	at = EPDN_IPV4_HDR_MIN + (u32)off;
+	if (epdn_opt_decode(hdr + at, ip->hdr_len - at, &o))
+		return SAT_ENOENT;
+	return (int)at;
 }
 
 bool epdn_opt_range(const struct epdn_opt *o, struct epdn_range *r)
@@ -664,75 +636,9 @@ u8 epdn_ttl_hop(u8 ettl, u8 ttl)
 	return ettl == ttl + 1 ? ttl : ettl;
 }
 
-/* ---- header parsing ---- */
+/* ---- flows ---- */
 
-/*
- * Check an IPv4 header copied into @hdr (@caplen bytes, up to 60) from a
- * packet with @avail bytes from the IP header on.  A GSO packet's length
- * comes from @avail (tot_len may be 0 for BIG TCP).
- */
-int epdn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, bool gso,
-		    struct epdn_ip *ip)
-{
-	u32 tot_len;
-	int off;
-
-	if (caplen < EPDN_IPV4_HDR_MIN || hdr[0] >> 4 != 4)
-		return EPDN_EBADMSG;
-	ip->hdr_len = (hdr[0] & 0x0f) * 4;
-	if (ip->hdr_len < EPDN_IPV4_HDR_MIN || ip->hdr_len > caplen ||
-	    ip->hdr_len > avail)
-		return EPDN_EBADMSG;
-	tot_len = epdn_get_be16(hdr + 2);
-	if (gso)
-		tot_len = avail;
-	if (tot_len < ip->hdr_len || tot_len > avail)
-		return EPDN_EBADMSG;
-	ip->l3_len = tot_len;
-	ip->frag = (epdn_get_be16(hdr + 6) & 0x3fff) != 0;
-	ip->ttl = hdr[8];
-	ip->proto = hdr[9];
-	memcpy(&ip->saddr, hdr + 12, 4);
-	memcpy(&ip->daddr, hdr + 16, 4);
-	ip->opt_off = EPDN_ENOENT;
-	if (ip->hdr_len == EPDN_IPV4_HDR_MIN)
-		return EPDN_OK;
-	off = epdn_opt_find(hdr + EPDN_IPV4_HDR_MIN,
-			    ip->hdr_len - EPDN_IPV4_HDR_MIN);
-	if (off == EPDN_EBADMSG)
-		return EPDN_EBADMSG;
-	if (off >= 0) {
-		struct epdn_opt o;
-		u32 at = EPDN_IPV4_HDR_MIN + (u32)off;
-
-		/* An option of another version counts as a foreign option. */
-		if (epdn_opt_decode(hdr + at, ip->hdr_len - at, &o) == EPDN_OK)
-			ip->opt_off = (int)at;
-	}
-	return EPDN_OK;
-}
-
-/* Check a TCP header (@caplen bytes copied) of a segment of @l4_len bytes. */
-int epdn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len,
-		   struct epdn_tcp *tcp)
-{
-	u8 flags;
-
-	if (caplen < 20 || l4_len < 20)
-		return EPDN_EBADMSG;
-	tcp->hdr_len = (th[12] >> 4) * 4;
-	if (tcp->hdr_len < 20 || tcp->hdr_len > l4_len)
-		return EPDN_EBADMSG;
-	memcpy(&tcp->sport, th, 2);
-	memcpy(&tcp->dport, th + 2, 2);
-	tcp->seq = epdn_get_be32(th + 4);
-	flags = th[13];
-	tcp->end_seq = tcp->seq + (l4_len - tcp->hdr_len) +
-		       !!(flags & 0x02) + !!(flags & 0x01);
-	return EPDN_OK;
-}
-
-void epdn_flow_key(const struct epdn_ip *ip, const struct epdn_tcp *tcp,
+void epdn_flow_key(const struct sat_ip *ip, const struct sat_tcp *tcp,
 		   struct epdn_key *key)
 {
 	key->saddr = ip->saddr;
@@ -745,7 +651,7 @@ void epdn_flow_key(const struct epdn_ip *ip, const struct epdn_tcp *tcp,
  * The sequence space a segment occupies, as an inclusive range: a dropped
  * GSO packet contributes its whole range.  False for a pure ACK.
  */
-bool epdn_tcp_range(const struct epdn_tcp *tcp, struct epdn_range *r)
+bool epdn_tcp_range(const struct sat_tcp *tcp, struct epdn_range *r)
 {
 	if (tcp->end_seq == tcp->seq)
 		return false;

@@ -36,6 +36,7 @@
 #include <net/red.h>
 
 #include <satnet/epdn_core.h>
+#include <satnet/hdr.h>
 #include <satnet/epdn_uapi.h>
 
 #define EPDN_SWEEP_SETS	128	/* sets the ageing sweep visits per run */
@@ -117,10 +118,11 @@ enum epdn_class {
 };
 
 struct epdn_pkt {
-	struct epdn_ip ip;
-	struct epdn_tcp tcp;
+	struct sat_ip ip;
+	struct sat_tcp tcp;
 	struct epdn_opt opt;	/* valid when has_opt */
 	u32 noff;		/* network header offset from skb->data */
+	int opt_off;		/* EPDN option offset in the header, or < 0 */
 	bool has_opt;
 	bool gso;
 };
@@ -143,27 +145,33 @@ static int epdn_read_ipv4(const struct sk_buff *skb, struct epdn_pkt *pkt)
 		return -EINVAL;
 	pkt->noff = noff;
 	pkt->gso = skb_is_gso(skb);
-	if (epdn_parse_ipv4(hdr, caplen, avail, pkt->gso, &pkt->ip))
+	if (sat_parse_ipv4(hdr, caplen, avail, pkt->gso, &pkt->ip))
 		return -EINVAL;
-	pkt->has_opt = pkt->ip.opt_off >= 0;
+	pkt->opt_off = epdn_ip_opt(hdr, &pkt->ip);
+	if (pkt->opt_off == SAT_EBADMSG)
+		return -EINVAL;
+	pkt->has_opt = pkt->opt_off >= 0;
 	if (pkt->has_opt)
-		epdn_opt_decode(hdr + pkt->ip.opt_off,
-				pkt->ip.hdr_len - pkt->ip.opt_off, &pkt->opt);
+		epdn_opt_decode(hdr + pkt->opt_off,
+				pkt->ip.hdr_len - pkt->opt_off, &pkt->opt);
 	return 0;
 }
 
+/*
+ * The whole TCP header, options included, as sat_parse_tcp() checks it:
+ * tot_len <= avail, so the segment's bytes are all in the skb.
+ */
 static int epdn_read_tcp(const struct sk_buff *skb, struct epdn_pkt *pkt)
 {
-	u8 buf[20];
+	u8 buf[SAT_TCP_HDR_MAX];
+	u32 l4_len = pkt->ip.tot_len - pkt->ip.hdr_len;
+	u32 caplen = min_t(u32, l4_len, SAT_TCP_HDR_MAX);
 	const u8 *th;
-	u32 l4_len = pkt->ip.l3_len - pkt->ip.hdr_len;
 
-	th = skb_header_pointer(skb, pkt->noff + pkt->ip.hdr_len,
-				sizeof(buf), buf);
+	th = skb_header_pointer(skb, pkt->noff + pkt->ip.hdr_len, caplen, buf);
 	if (!th)
 		return -EINVAL;
-	return epdn_parse_tcp(th, sizeof(buf), l4_len, &pkt->tcp) ?
-	       -EINVAL : 0;
+	return sat_parse_tcp(th, caplen, l4_len, &pkt->tcp) ? -EINVAL : 0;
 }
 
 /*
@@ -437,7 +445,7 @@ static int epdn_hdr_writable(struct sk_buff *skb, const struct epdn_pkt *pkt)
 static int epdn_write_opt(struct sk_buff *skb, const struct epdn_pkt *pkt,
 			  const struct epdn_opt *o)
 {
-	u32 off = pkt->noff + pkt->ip.opt_off;
+	u32 off = pkt->noff + pkt->opt_off;
 
 	if (epdn_hdr_writable(skb, pkt))
 		return -ENOMEM;
@@ -617,7 +625,7 @@ static bool epdn_stamp(struct Qdisc *sch, struct sk_buff **pskb,
 	struct epdn_opt o;
 
 	act = epdn_stamp_decide(pkt->ip.hdr_len, pkt->has_opt, pkt->gso,
-				pkt->ip.l3_len, epdn_mtu(sch, *pskb));
+				pkt->ip.tot_len, epdn_mtu(sch, *pskb));
 	if (act == EPDN_ACT_INSERT) {
 		epdn_opt_create(q, *pskb, pkt, info, &o);
 	} else if (act == EPDN_ACT_MERGE) {

@@ -62,11 +62,11 @@ bool esack_even(const struct esack_core *c, u32 una)
 
 	if (w->last == ESACK_NONE)
 		return false;
-	if (!w->past_rp && esack_before(una, w->rp))
+	if (!w->past_rp && sat_before(una, w->rp))
 		return esack_is_b(w->last);
 	if (w->secwnd)
 		return false;
-	return w->unbounded || esack_before(una, w->next_end);
+	return w->unbounded || sat_before(una, w->next_end);
 }
 
 /* Rules A1/A2 (odd) and B1/B2 (even); @ref is the seed's SSThresh. */
@@ -214,11 +214,11 @@ void esack_ack(struct esack_core *c, u32 una)
 	if (w->last == ESACK_NONE)
 		return;
 	if (!w->past_rp) {
-		if (esack_before(una, w->rp))
+		if (sat_before(una, w->rp))
 			return;
 		w->past_rp = 1;
 	}
-	if (!w->secwnd && !w->unbounded && !esack_before(una, w->next_end))
+	if (!w->secwnd && !w->unbounded && !sat_before(una, w->next_end))
 		w->secwnd = 1;
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #endif
 #include <satnet/r_core.h>
+#include <satnet/seq.h>
 
 void r_sender_init(struct r_sender *s)
 {
@@ -141,7 +142,7 @@ u32 r_recovery_ends(struct r_sender *s, bool timeout, u32 wnd)
  */
 bool r_may_cut(struct r_sender *s, u32 snd_una)
 {
-	if (!(s->flags & R_F_CUT) || (s32)(snd_una - s->cut_seq) >= 0) {
+	if (!(s->flags & R_F_CUT) || !sat_before(snd_una, s->cut_seq)) {
 		s->flags &= ~R_F_CUT;
 		return true;
 	}

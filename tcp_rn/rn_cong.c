@@ -444,18 +444,18 @@ static void rn_hook_served(struct sk_buff *skb, struct net *net, u8 pf,
 static void rn_hook_tcp(struct sk_buff *skb, struct net *net, u8 pf,
 			u32 thoff)
 {
-	u8 buf[RN_TH_MAXLEN];
+	u8 buf[SAT_TCP_HDR_MAX];
 	struct rn_wire w;
 	const u8 *th;
 	struct sock *sk;
 	u32 len;
 	bool ref;
 
-	if (skb->len < thoff + RN_TH_LEN) {
+	if (skb->len < thoff + SAT_TCP_HDR_MIN) {
 		rn_count(net, RN_MIB_HDR_BAD);
 		return;
 	}
-	len = min_t(u32, skb->len - thoff, RN_TH_MAXLEN);
+	len = min_t(u32, skb->len - thoff, SAT_TCP_HDR_MAX);
 	th = skb_header_pointer(skb, thoff, len, buf);
 	if (!th)
 		return;

@@ -60,6 +60,7 @@
 
 #include <satnet/compat.h>
 #include <satnet/epdn_wire.h>
+#include <satnet/hdr.h>
 #include <satnet/rn_wire.h>
 #include <satnet/rn_recv_core.h>
 #include <satnet/tcp_csum.h>
@@ -193,9 +194,9 @@ struct rn_net {
 /* One TCP/IPv4 packet, headers copied and checked. */
 struct rn_pkt {
 	u8 iph[EPDN_IPV4_HDR_MAX];
-	u8 th[RN_TCP_HDR_MAX];
-	struct rn_ip ip;
-	struct rn_tcp tcp;
+	u8 th[SAT_TCP_HDR_MAX];
+	struct sat_ip ip;
+	struct sat_tcp tcp;
 	u32 thoff;			/* TCP header offset from skb->data */
 };
 
@@ -406,7 +407,7 @@ static enum rn_pkt_class rn_pkt_parse(struct sk_buff *skb, struct rn_pkt *p)
 	avail = skb->len - noff;
 	cap = min_t(u32, avail, EPDN_IPV4_HDR_MAX);
 	h = skb_header_pointer(skb, noff, cap, p->iph);
-	if (!h || rn_parse_ipv4(h, cap, avail, &p->ip))
+	if (!h || sat_parse_ipv4(h, cap, avail, false, &p->ip))
 		return RN_PKT_BAD;
 	if (p->ip.proto != IPPROTO_TCP)
 		return RN_PKT_OTHER;
@@ -416,9 +417,9 @@ static enum rn_pkt_class rn_pkt_parse(struct sk_buff *skb, struct rn_pkt *p)
 		memcpy(p->iph, h, p->ip.hdr_len);
 	l4 = p->ip.tot_len - p->ip.hdr_len;
 	p->thoff = noff + p->ip.hdr_len;
-	cap = min_t(u32, l4, RN_TCP_HDR_MAX);
+	cap = min_t(u32, l4, SAT_TCP_HDR_MAX);
 	h = skb_header_pointer(skb, p->thoff, cap, p->th);
-	if (!h || rn_parse_tcp(h, cap, l4, &p->tcp))
+	if (!h || sat_parse_tcp(h, cap, l4, &p->tcp))
 		return RN_PKT_BAD;
 	if (h != p->th)
 		memcpy(p->th, h, p->tcp.hdr_len);
@@ -494,7 +495,7 @@ static bool rn_data_apply(struct rn_net *rn, const struct rn_pkt *p,
 	ovf = rn_recv_overflows(&f->st);
 	res = rn_recv_data(&f->st, &seg, ev);
 	if (res != RN_DATA_OUTSIDE) {
-		if (p->tcp.flags & RN_TCP_FIN)
+		if (p->tcp.flags & SAT_TCP_FIN)
 			rn_recv_fin(&f->st, p->tcp.end_seq);
 		f->has_data = true;
 		rn_flow_touch(rn, f);
@@ -525,11 +526,11 @@ static void rn_data_segment(struct rn_net *rn, const struct rn_pkt *p)
 }
 
 /* Segments that occupy sequence space, and resets; the peer's SYN is not. */
-static bool rn_in_wanted(const struct rn_tcp *t)
+static bool rn_in_wanted(const struct sat_tcp *t)
 {
-	if (t->flags & RN_TCP_RST)
+	if (t->flags & SAT_TCP_RST)
 		return true;
-	return !(t->flags & RN_TCP_SYN) && t->end_seq != t->seq;
+	return !(t->flags & SAT_TCP_SYN) && t->end_seq != t->seq;
 }
 
 static bool rn_tcp_csum_ok(struct sk_buff *skb, const struct rn_pkt *p)
@@ -547,7 +548,7 @@ static void rn_untracked_segment(struct rn_net *rn, const struct rn_pkt *p)
 {
 	struct rn_evidence ev;
 
-	if (p->tcp.flags & RN_TCP_RST)
+	if (p->tcp.flags & SAT_TCP_RST)
 		return;
 	rn_stat_inc(rn, RN_ST_DATA);
 	rn_count_evidence(rn, rn_epdn_evidence(p->iph, &p->ip,
@@ -581,7 +582,7 @@ static unsigned int rn_in_hook(void *priv, struct sk_buff *skb,
 		rn_stat_inc(rn, RN_ST_CSUM);
 		return NF_ACCEPT;
 	}
-	if (p.tcp.flags & RN_TCP_RST)
+	if (p.tcp.flags & SAT_TCP_RST)
 		rn_flow_reset(rn, &k, p.tcp.seq);
 	else
 		rn_data_segment(rn, &p);
@@ -591,27 +592,27 @@ static unsigned int rn_in_hook(void *priv, struct sk_buff *skb,
 /* ---- receiver: outgoing ACKs (§IV-A) ---- */
 
 /* A flow starts at our SYN-ACK, or mid-connection at a pure ACK. */
-static bool rn_ack_may_create(const struct rn_tcp *t)
+static bool rn_ack_may_create(const struct sat_tcp *t)
 {
-	if (t->flags & RN_TCP_SYN)
+	if (t->flags & SAT_TCP_SYN)
 		return true;
-	return !t->payload && !(t->flags & (RN_TCP_FIN | RN_TCP_RST));
+	return !t->payload && !(t->flags & (SAT_TCP_FIN | SAT_TCP_RST));
 }
 
 /* The window we advertise, in bytes; a SYN's window is never scaled. */
-static u32 rn_ack_window(const struct rn_tcp *t, u8 wscale)
+static u32 rn_ack_window(const struct sat_tcp *t, u8 wscale)
 {
-	if (t->flags & RN_TCP_SYN)
+	if (t->flags & SAT_TCP_SYN)
 		return t->win;
 	return (u32)t->win << wscale;
 }
 
-static void rn_flow_start(struct rn_flow *f, const struct rn_tcp *t,
+static void rn_flow_start(struct rn_flow *f, const struct sat_tcp *t,
 			  const struct rn_tcpopts *o)
 {
 	u8 wscale = RN_WSCALE_MAX;	/* unknown mid-connection: widest */
 
-	if (t->flags & RN_TCP_SYN)
+	if (t->flags & SAT_TCP_SYN)
 		wscale = o->wscale < 0 ? 0 : o->wscale;
 	rn_recv_init(&f->st, t->ack, rn_ack_window(t, wscale), wscale);
 	if (o->sack)
@@ -624,12 +625,12 @@ static void rn_flow_start(struct rn_flow *f, const struct rn_tcp *t,
  * ACK of an earlier connection creates one).
  */
 static struct rn_flow *rn_ack_flow(struct rn_net *rn, const struct rn_key *k,
-				   const struct rn_tcp *t,
+				   const struct sat_tcp *t,
 				   const struct rn_tcpopts *o)
 {
 	struct rn_flow *f = rn_flow_find(rn, k);
 
-	if (f && !(t->flags & RN_TCP_SYN))
+	if (f && !(t->flags & SAT_TCP_SYN))
 		return f;
 	if (!f && !rn_ack_may_create(t))
 		return NULL;
@@ -647,14 +648,14 @@ static struct rn_flow *rn_ack_flow(struct rn_net *rn, const struct rn_key *k,
 /* The §IV-A decision for one outgoing ACK, or -1 for an untracked flow. */
 static int rn_ack_decide(struct rn_net *rn, const struct rn_pkt *p)
 {
-	const struct rn_tcp *t = &p->tcp;
+	const struct sat_tcp *t = &p->tcp;
 	struct rn_tcpopts o;
 	struct rn_flow *f;
 	struct rn_key k;
 	int mark;
 
 	rn_key_of(p, true, &k);
-	rn_parse_tcpopts(p->th + RN_TCP_HDR_MIN, t->hdr_len - RN_TCP_HDR_MIN,
+	rn_parse_tcpopts(p->th + SAT_TCP_HDR_MIN, t->hdr_len - SAT_TCP_HDR_MIN,
 			 t->ack, &o);
 	spin_lock_bh(&rn->lock);
 	f = rn_ack_flow(rn, &k, t, &o);
@@ -735,13 +736,13 @@ static unsigned int rn_ack_hook(void *priv, struct sk_buff *skb,
 	    !rn_pkt_tcp(rn, skb, &p))
 		return NF_ACCEPT;
 	rn_key_of(&p, true, &k);
-	if (p.tcp.flags & RN_TCP_RST) {
+	if (p.tcp.flags & SAT_TCP_RST) {
 		rn_flow_drop_key(rn, &k, RN_ST_FLOWS_RST);
 		return NF_ACCEPT;
 	}
 	/* Our SYN opens a new connection: an old entry on the tuple goes. */
-	if (!(p.tcp.flags & RN_TCP_ACK)) {
-		if (p.tcp.flags & RN_TCP_SYN)
+	if (!(p.tcp.flags & SAT_TCP_ACK)) {
+		if (p.tcp.flags & SAT_TCP_SYN)
 			rn_flow_drop_key(rn, &k, RN_ST_FLOWS_RESTART);
 		return NF_ACCEPT;
 	}

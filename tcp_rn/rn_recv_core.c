@@ -9,16 +9,6 @@
 
 /* ---- ranges ---- */
 
-static u32 rn_seq_min(u32 a, u32 b)
-{
-	return rn_seq_before(a, b) ? a : b;
-}
-
-static u32 rn_seq_max(u32 a, u32 b)
-{
-	return rn_seq_before(a, b) ? b : a;
-}
-
 static struct rn_range rn_range_make(u32 start, u32 end)
 {
 	struct rn_range r = { .start = start, .end = end };
@@ -62,8 +52,8 @@ bool rn_rset_has(const struct rn_rset *s, u32 seq)
 	u32 i;
 
 	for (i = 0; i < s->n; i++)
-		if (!rn_seq_before(seq, s->r[i].start) &&
-		    rn_seq_before(seq, s->r[i].end))
+		if (!sat_before(seq, s->r[i].start) &&
+		    sat_before(seq, s->r[i].end))
 			return true;
 	return false;
 }
@@ -102,8 +92,8 @@ static bool rn_rset_gap_keeps(const struct rn_rset *s, u32 i,
 
 	for (k = 0; k < nkeep; k++)
 		if (!rn_range_empty(&keep[k]) &&
-		    rn_seq_before(keep[k].start, s->r[i + 1].start) &&
-		    rn_seq_after(keep[k].end, s->r[i].end))
+		    sat_before(keep[k].start, s->r[i + 1].start) &&
+		    sat_after(keep[k].end, s->r[i].end))
 			return true;
 	return false;
 }
@@ -157,11 +147,11 @@ static void rn_rset_merge(struct rn_rset *s, const struct rn_range *r)
 
 	if (rn_range_empty(r))
 		return;
-	while (i < s->n && rn_seq_before(s->r[i].end, m.start))
+	while (i < s->n && sat_before(s->r[i].end, m.start))
 		i++;
-	for (j = i; j < s->n && !rn_seq_after(s->r[j].start, m.end); j++) {
-		m.start = rn_seq_min(m.start, s->r[j].start);
-		m.end = rn_seq_max(m.end, s->r[j].end);
+	for (j = i; j < s->n && !sat_after(s->r[j].start, m.end); j++) {
+		m.start = sat_seq_min(m.start, s->r[j].start);
+		m.end = sat_seq_max(m.end, s->r[j].end);
 	}
 	rn_rset_cut(s, i, j - i);
 	rn_rset_put(s, i, &m);
@@ -174,19 +164,19 @@ static void rn_rset_remove(struct rn_rset *s, const struct rn_range *r)
 
 	if (rn_range_empty(r))
 		return;
-	while (i < s->n && rn_seq_before(s->r[i].start, r->end)) {
+	while (i < s->n && sat_before(s->r[i].start, r->end)) {
 		struct rn_range x = s->r[i], piece;
 
-		if (!rn_seq_after(x.end, r->start)) {
+		if (!sat_after(x.end, r->start)) {
 			i++;
 			continue;
 		}
 		rn_rset_cut(s, i, 1);
-		if (rn_seq_before(x.start, r->start)) {
+		if (sat_before(x.start, r->start)) {
 			piece = rn_range_make(x.start, r->start);
 			rn_rset_put(s, i++, &piece);
 		}
-		if (rn_seq_before(r->end, x.end)) {
+		if (sat_before(r->end, x.end)) {
 			piece = rn_range_make(r->end, x.end);
 			rn_rset_put(s, i++, &piece);
 		}
@@ -215,13 +205,13 @@ void rn_rset_add_except(struct rn_rset *s, const struct rn_range *r,
 	for (i = 0; i < except->n && !rn_range_empty(&cur); i++) {
 		const struct rn_range *x = &except->r[i];
 
-		if (!rn_seq_before(x->start, cur.end))
+		if (!sat_before(x->start, cur.end))
 			break;
-		if (!rn_seq_after(x->end, cur.start))
+		if (!sat_after(x->end, cur.start))
 			continue;
 		piece = rn_range_make(cur.start, x->start);
 		rn_rset_add(s, &piece);
-		cur.start = rn_seq_max(cur.start, x->end);
+		cur.start = sat_seq_max(cur.start, x->end);
 	}
 	rn_rset_add(s, &cur);
 }
@@ -231,10 +221,10 @@ void rn_rset_prune(struct rn_rset *s, u32 seq)
 {
 	u32 i = 0;
 
-	while (i < s->n && !rn_seq_after(s->r[i].end, seq))
+	while (i < s->n && !sat_after(s->r[i].end, seq))
 		i++;
 	rn_rset_cut(s, 0, i);
-	if (s->n && rn_seq_before(s->r[0].start, seq))
+	if (s->n && sat_before(s->r[0].start, seq))
 		s->r[0].start = seq;
 }
 
@@ -268,7 +258,7 @@ void rn_recv_init(struct rn_recv *st, u32 rcv_nxt, u32 wnd, u8 wscale)
  */
 void rn_recv_set_high(struct rn_recv *st, u32 high)
 {
-	if (rn_seq_after(high, st->q_end) && !rn_seq_after(high, st->rcv_right)) {
+	if (sat_after(high, st->q_end) && !sat_after(high, st->rcv_right)) {
 		st->q_start = high;
 		st->q_end = high;
 	}
@@ -286,7 +276,7 @@ static bool rn_recv_window(const struct rn_recv *st, struct rn_range *p)
 
 	if (rn_range_empty(p) || p->start - lo >= st->rcv_right - lo)
 		return false;
-	if (rn_seq_after(p->end, st->rcv_right))
+	if (sat_after(p->end, st->rcv_right))
 		p->end = st->rcv_right;
 	return true;
 }
@@ -372,9 +362,8 @@ static void rn_recv_reordered(struct rn_recv *st, u32 start, u32 end)
 	struct rn_range g = rn_range_make(start, end);
 
 	g = rn_range_clip(&g, st->rcv_nxt, st->rcv_right);
-	if ((st->flags & RN_RF_UNKNOWN) && rn_seq_before(g.start, st->unk_end))
-		g.start = rn_seq_before(st->unk_end, g.end) ? st->unk_end :
-							      g.end;
+	if ((st->flags & RN_RF_UNKNOWN) && sat_before(g.start, st->unk_end))
+		g.start = sat_before(st->unk_end, g.end) ? st->unk_end : g.end;
 	rn_rset_add_except(&st->reorder, &g, &st->drop);
 }
 
@@ -386,10 +375,10 @@ static void rn_recv_reordered(struct rn_recv *st, u32 start, u32 end)
  */
 static void rn_recv_unknown(struct rn_recv *st, const struct rn_range *p)
 {
-	u32 top = rn_seq_after(p->end, st->q_end) ? p->end : st->q_end;
+	u32 top = sat_after(p->end, st->q_end) ? p->end : st->q_end;
 	struct rn_range below = rn_range_make(st->rcv_nxt, top);
 
-	if (!(st->flags & RN_RF_UNKNOWN) || rn_seq_after(top, st->unk_end))
+	if (!(st->flags & RN_RF_UNKNOWN) || sat_after(top, st->unk_end))
 		st->unk_end = top;
 	st->flags |= RN_RF_UNKNOWN;
 	rn_rset_sub(&st->reorder, &below);
@@ -406,22 +395,22 @@ static void rn_recv_unknown(struct rn_recv *st, const struct rn_range *p)
 static void rn_recv_gaps(struct rn_recv *st, const struct rn_range *p,
 			 const struct rn_range *d)
 {
-	if (rn_seq_after(p->end, st->q_end)) {
+	if (sat_after(p->end, st->q_end)) {
 		rn_recv_reordered(st, st->q_end, p->start);
 		return;
 	}
 	if (!d)
 		return;
-	if (!rn_seq_before(d->start, st->q_end))
+	if (!sat_before(d->start, st->q_end))
 		rn_recv_reordered(st, st->q_end, d->start);
-	else if (!rn_seq_after(d->end, p->start))
+	else if (!sat_after(d->end, p->start))
 		rn_recv_reordered(st, d->end, p->start);
 }
 
 /* Q is the highest segment received. */
 static void rn_recv_advance(struct rn_recv *st, const struct rn_range *p)
 {
-	if (rn_seq_after(p->end, st->q_end)) {
+	if (sat_after(p->end, st->q_end)) {
 		st->q_start = p->start;
 		st->q_end = p->end;
 	}
@@ -496,9 +485,9 @@ static void rn_recv_advance_ack(struct rn_recv *st, u32 ack)
 		st->rcv_right = ack;
 	rn_rset_prune(&st->drop, ack);
 	rn_rset_prune(&st->reorder, ack);
-	if ((st->flags & RN_RF_UNKNOWN) && !rn_seq_before(ack, st->unk_end))
+	if ((st->flags & RN_RF_UNKNOWN) && !sat_before(ack, st->unk_end))
 		st->flags &= ~RN_RF_UNKNOWN;
-	if (rn_seq_after(ack, st->q_end)) {
+	if (sat_after(ack, st->q_end)) {
 		st->q_start = ack;
 		st->q_end = ack;
 	}
@@ -516,7 +505,7 @@ static enum rn_mark rn_recv_mark(const struct rn_recv *st, u32 ack)
 		return RN_MARK_REORDER;
 	if (rn_rset_has(&st->drop, ack))
 		return RN_MARK_DROP;
-	if (!rn_seq_before(ack, st->q_end))
+	if (!sat_before(ack, st->q_end))
 		return RN_MARK_INORDER;
 	return RN_MARK_UNKNOWN;
 }
@@ -538,7 +527,7 @@ enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd)
 {
 	u32 right = ack + rn_wnd_clamp(wnd);
 
-	if (rn_seq_after(ack, st->rcv_nxt))
+	if (sat_after(ack, st->rcv_nxt))
 		rn_recv_advance_ack(st, ack);
 	rn_recv_widen(st, right);
 	return rn_recv_mark(st, ack);
@@ -557,7 +546,7 @@ bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq)
 bool rn_recv_done(const struct rn_recv *st)
 {
 	return (st->flags & RN_RF_FIN) &&
-	       !rn_seq_before(st->rcv_nxt, st->fin_end);
+	       !sat_before(st->rcv_nxt, st->fin_end);
 }
 
 u32 rn_recv_overflows(const struct rn_recv *st)
@@ -566,59 +555,6 @@ u32 rn_recv_overflows(const struct rn_recv *st)
 }
 
 /* ---- parsers ---- */
-
-static u32 rn_get_be32(const u8 *p)
-{
-	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
-}
-
-static u16 rn_get_be16(const u8 *p)
-{
-	return (u16)(p[0] << 8 | p[1]);
-}
-
-/*
- * Check an IPv4 header copied into @hdr (@caplen bytes, up to 60) of a
- * packet with @avail bytes from the IP header on.
- */
-int rn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, struct rn_ip *ip)
-{
-	if (caplen < EPDN_IPV4_HDR_MIN || hdr[0] >> 4 != 4)
-		return RN_EBADMSG;
-	ip->hdr_len = (hdr[0] & 0x0f) * 4;
-	if (ip->hdr_len < EPDN_IPV4_HDR_MIN || ip->hdr_len > caplen)
-		return RN_EBADMSG;
-	ip->tot_len = rn_get_be16(hdr + 2);
-	if (ip->tot_len < ip->hdr_len || ip->tot_len > avail)
-		return RN_EBADMSG;
-	ip->frag = (rn_get_be16(hdr + 6) & 0x3fff) != 0;
-	ip->ttl = hdr[8];
-	ip->proto = hdr[9];
-	memcpy(&ip->saddr, hdr + 12, 4);
-	memcpy(&ip->daddr, hdr + 16, 4);
-	return RN_OK;
-}
-
-/* Check a TCP header (@caplen bytes copied) of a segment of @l4_len bytes. */
-int rn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len, struct rn_tcp *t)
-{
-	if (caplen < RN_TCP_HDR_MIN || l4_len < RN_TCP_HDR_MIN)
-		return RN_EBADMSG;
-	t->hdr_len = (th[12] >> 4) * 4;
-	if (t->hdr_len < RN_TCP_HDR_MIN || t->hdr_len > l4_len ||
-	    t->hdr_len > caplen)
-		return RN_EBADMSG;
-	memcpy(&t->sport, th, 2);
-	memcpy(&t->dport, th + 2, 2);
-	t->seq = rn_get_be32(th + 4);
-	t->ack = rn_get_be32(th + 8);
-	t->flags = th[13];
-	t->win = rn_get_be16(th + 14);
-	t->payload = l4_len - t->hdr_len;
-	t->end_seq = t->seq + t->payload + !!(t->flags & RN_TCP_SYN) +
-		     !!(t->flags & RN_TCP_FIN);
-	return RN_OK;
-}
 
 /*
  * SACK blocks (RFC 2018): remember the highest right edge above the ACK.
@@ -630,9 +566,9 @@ static void rn_parse_sack(const u8 *b, u32 len, u32 ack, struct rn_tcpopts *o)
 	u32 i;
 
 	for (i = 0; i + 8 <= len; i += 8) {
-		u32 right = rn_get_be32(b + i + 4);
+		u32 right = sat_get_be32(b + i + 4);
 
-		if (rn_seq_after(right, ack) &&
+		if (sat_after(right, ack) &&
 		    right - ack > o->sack_high - ack) {
 			o->sack_high = right;
 			o->sack = true;
@@ -643,61 +579,22 @@ static void rn_parse_sack(const u8 *b, u32 len, u32 ack, struct rn_tcpopts *o)
 /* Walk TCP options (@len bytes after the fixed header) of a segment. */
 void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 {
-	u32 i = 0;
+	u32 i;
+	int olen;
 
 	o->wscale = -1;
 	o->sack = false;
 	o->sack_high = ack;
-	while (i < len) {
-		u8 kind = opts[i], olen;
-
-		if (kind == 0)
+	for (i = 0; i < len; i += olen) {
+		olen = sat_opt_len(opts, len, i);
+		if (olen <= 0)
 			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= len)
-			break;
-		olen = opts[i + 1];
-		if (olen < 2 || olen > len - i)
-			break;
-		if (kind == 3 && olen == 3)
+		if (opts[i] == 3 && olen == 3)
 			o->wscale = opts[i + 2] > RN_WSCALE_MAX ?
 				    RN_WSCALE_MAX : opts[i + 2];
-		else if (kind == 5)
+		else if (opts[i] == 5)
 			rn_parse_sack(opts + i + 2, olen - 2u, ack, o);
-		i += olen;
 	}
-}
-
-/*
- * Walk an IPv4 option list (RFC 791): the offset of the EPDN option,
- * RN_ENOENT, or RN_EBADMSG when a length is inconsistent.
- */
-int rn_ipopt_find(const u8 *opts, u32 len)
-{
-	u32 i = 0;
-
-	while (i < len) {
-		u8 type = opts[i], olen;
-
-		if (type == EPDN_IPOPT_EOL)
-			return RN_ENOENT;
-		if (type == EPDN_IPOPT_NOP) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= len)
-			return RN_EBADMSG;
-		olen = opts[i + 1];
-		if (olen < 2 || olen > len - i)
-			return RN_EBADMSG;
-		if (type == EPDN_OPT_TYPE)
-			return olen == EPDN_OPT_LEN ? (int)i : RN_EBADMSG;
-		i += olen;
-	}
-	return RN_ENOENT;
 }
 
 int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o)
@@ -705,12 +602,12 @@ int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o)
 	if (len < EPDN_OPT_LEN || buf[EPDN_OFF_TYPE] != EPDN_OPT_TYPE ||
 	    buf[EPDN_OFF_LEN] != EPDN_OPT_LEN ||
 	    buf[EPDN_OFF_VERFLAGS] >> EPDN_VER_SHIFT != EPDN_VERSION)
-		return RN_EBADMSG;
+		return SAT_EBADMSG;
 	o->ttl = buf[EPDN_OFF_TTL];
 	o->flags = buf[EPDN_OFF_VERFLAGS] & EPDN_FLAGS_MASK;
-	o->min = rn_get_be32(buf + EPDN_OFF_MIN);
-	o->max = rn_get_be32(buf + EPDN_OFF_MAX);
-	return RN_OK;
+	o->min = sat_get_be32(buf + EPDN_OFF_MIN);
+	o->max = sat_get_be32(buf + EPDN_OFF_MAX);
+	return SAT_OK;
 }
 
 /*
@@ -720,7 +617,7 @@ int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o)
  * otherwise min..max, inclusive, which must not run backwards.  UNKNOWN
  * (ev->unknown) says drop records may be missing.
  */
-enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
+enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 				   bool require_host, struct rn_evidence *ev)
 {
 	u32 optlen = ip->hdr_len - EPDN_IPV4_HDR_MIN;
@@ -729,8 +626,8 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
 
 	ev->kind = RN_EV_ABSENT;
 	ev->unknown = false;
-	off = rn_ipopt_find(hdr + EPDN_IPV4_HDR_MIN, optlen);
-	if (off == RN_ENOENT)
+	off = sat_ipopt_find(hdr + EPDN_IPV4_HDR_MIN, optlen);
+	if (off == SAT_ENOENT)
 		return RN_EVS_ABSENT;
 	ev->kind = RN_EV_UNTRUSTED;
 	if (off < 0 || rn_epdn_decode(hdr + EPDN_IPV4_HDR_MIN + off,
@@ -745,7 +642,7 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
 		ev->kind = RN_EV_EMPTY;
 		return RN_EVS_TRUSTED;
 	}
-	if (rn_seq_before(o.max, o.min))
+	if (sat_before(o.max, o.min))
 		return RN_EVS_MALFORMED;
 	ev->kind = RN_EV_DROPS;
 	ev->drop = rn_range_make(o.min, o.max + 1);

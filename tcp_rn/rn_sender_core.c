@@ -27,11 +27,6 @@ static u32 rn_max(u32 a, u32 b)
 	return a > b ? a : b;
 }
 
-static u32 rn_get32(const u8 *p)
-{
-	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
-}
-
 /* ---- the ACK as it arrives (the hook's half) ---- */
 
 /*
@@ -44,24 +39,24 @@ static void rn_parse_sack(const u8 *b, u32 n, struct rn_wire *w)
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		u32 s = rn_get32(b + 8 * i), e = rn_get32(b + 8 * i + 4);
+		u32 s = sat_get_be32(b + 8 * i), e = sat_get_be32(b + 8 * i + 4);
 		bool dup = false;
 
-		if (!rn_before(s, e))
+		if (!sat_before(s, e))
 			continue;	/* empty or inverted: not a block */
 		if (i == 0) {
-			dup = rn_before(s, w->ack);
+			dup = sat_before(s, w->ack);
 			if (!dup && n > 1) {
-				u32 s1 = rn_get32(b + 8), e1 = rn_get32(b + 12);
+				u32 s1 = sat_get_be32(b + 8), e1 = sat_get_be32(b + 12);
 
-				dup = !rn_before(s, s1) && !rn_after(e, e1);
+				dup = !sat_before(s, s1) && !sat_after(e, e1);
 			}
 		}
 		if (dup) {
 			w->flags |= RN_W_DSACK;
 			w->dsack_start = s;
 			w->dsack_end = e;
-		} else if (rn_after(e, w->ack)) {
+		} else if (sat_after(e, w->ack)) {
 			w->flags |= RN_W_HOLE;
 		}
 	}
@@ -75,30 +70,22 @@ static void rn_parse_sack(const u8 *b, u32 n, struct rn_wire *w)
  */
 static void rn_parse_opts(const u8 *o, u32 len, struct rn_wire *w)
 {
-	u32 i = 0;
+	u32 i;
+	int olen;
 
-	while (i < len) {
-		u32 kind = o[i], olen;
-
-		if (kind == RN_OPT_EOL)
+	for (i = 0; i < len; i += olen) {
+		olen = sat_opt_len(o, len, i);
+		if (!olen)
 			return;
-		if (kind == RN_OPT_NOP) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= len)
+		if (olen < 0)
 			goto bad;
-		olen = o[i + 1];
-		if (olen < 2 || olen > len - i)
-			goto bad;
-		if (kind == RN_OPT_SACK) {
+		if (o[i] == RN_OPT_SACK) {
 			if ((olen - 2) % 8 || olen == 2 ||
 			    (olen - 2) / 8 > RN_SACK_MAX ||
 			    (w->flags & (RN_W_HOLE | RN_W_DSACK)))
 				goto bad;	/* also: a second SACK option */
 			rn_parse_sack(o + i + 2, (olen - 2) / 8, w);
 		}
-		i += olen;
 	}
 	return;
 bad:
@@ -107,27 +94,24 @@ bad:
 
 enum rn_parse_result rn_parse_ack(const u8 *th, u32 len, struct rn_wire *w)
 {
-	u32 hlen;
+	struct sat_tcp t;
 
 	w->flags = 0;
 	w->dsack_start = 0;
 	w->dsack_end = 0;
-	if (len < RN_TH_LEN)
+	if (sat_parse_tcp(th, len, len, &t))
 		return RN_PARSE_BAD;
-	hlen = (th[12] >> 4) * 4;
-	if (hlen < RN_TH_LEN || hlen > len)
-		return RN_PARSE_BAD;
-	w->hdr_len = hlen;
-	w->tcp_flags = th[13];
-	if (!(th[13] & RN_TH_ACK) || (th[13] & (RN_TH_SYN | RN_TH_RST)))
+	w->hdr_len = t.hdr_len;
+	w->tcp_flags = t.flags;
+	if (!(t.flags & SAT_TCP_ACK) || (t.flags & (SAT_TCP_SYN | SAT_TCP_RST)))
 		return RN_PARSE_NOT_ACK;
-	w->seq = rn_get32(th + 4);
-	w->ack = rn_get32(th + 8);
+	w->seq = t.seq;
+	w->ack = t.ack;
 	if (th[RN_DN_BYTE] & RN_DN_MASK)
 		w->flags |= RN_W_DN;
-	if (th[13] & RN_TH_ECE)
+	if (t.flags & SAT_TCP_ECE)
 		w->flags |= RN_W_ECE;
-	rn_parse_opts(th + RN_TH_LEN, hlen - RN_TH_LEN, w);
+	rn_parse_opts(th + SAT_TCP_HDR_MIN, t.hdr_len - SAT_TCP_HDR_MIN, w);
 	return RN_PARSE_OK;
 }
 
@@ -461,7 +445,7 @@ void rn_es_start(struct rn_es *e, u32 start, u32 end, u32 tx1_us)
 	e->end = end;
 	e->t1 = tx1_us;
 	e->tx2 = 0;
-	e->state = rn_before(start, end) ? RN_ES_SENT : RN_ES_IDLE;
+	e->state = sat_before(start, end) ? RN_ES_SENT : RN_ES_IDLE;
 }
 
 void rn_es_retransmitted(struct rn_es *e, u32 tx2_us)
@@ -479,11 +463,11 @@ void rn_es_retransmitted(struct rn_es *e, u32 tx2_us)
  */
 void rn_es_acked(struct rn_es *e, u32 snd_una, u32 now_us)
 {
-	if (e->state == RN_ES_SENT && !rn_before(snd_una, e->end)) {
+	if (e->state == RN_ES_SENT && !sat_before(snd_una, e->end)) {
 		e->state = RN_ES_IDLE;
 		return;
 	}
-	if (e->state != RN_ES_RETX || rn_before(snd_una, e->end))
+	if (e->state != RN_ES_RETX || sat_before(snd_una, e->end))
 		return;
 	if ((s32)(now_us - e->t1) <= 0) {
 		e->state = RN_ES_IDLE;
@@ -567,5 +551,5 @@ void rn_rtt_sample(struct rn_rtt *r, u32 m_us, u32 rto_min_us)
 
 bool rn_acked_still_queued(bool has_head, u32 head_end_seq, u32 snd_una)
 {
-	return has_head && !rn_after(head_end_seq, snd_una);
+	return has_head && !sat_after(head_end_seq, snd_una);
 }

@@ -21,6 +21,8 @@
 
 #include <satnet/epdn_wire.h>
 #include <satnet/epdn_uapi.h>
+#include <satnet/hdr.h>
+#include <satnet/seq.h>
 
 /*
  * Flow key: the TCP/IPv4 5-tuple.  The protocol is always TCP and is not
@@ -123,27 +125,6 @@ struct epdn_opt {
 	u32 max;
 };
 
-/* What the IPv4 parser learnt about a packet. */
-struct epdn_ip {
-	u32 saddr;		/* network byte order */
-	u32 daddr;		/* network byte order */
-	u32 l3_len;		/* bytes from the IP header to the end */
-	u16 hdr_len;		/* ihl * 4 */
-	u8 proto;
-	u8 ttl;
-	bool frag;		/* MF set or a fragment offset */
-	int opt_off;		/* EPDN option offset in the header, or < 0 */
-};
-
-/* What the TCP parser learnt about a segment. */
-struct epdn_tcp {
-	u16 sport;		/* network byte order */
-	u16 dport;		/* network byte order */
-	u16 hdr_len;		/* doff * 4 */
-	u32 seq;
-	u32 end_seq;		/* seq + payload + SYN + FIN */
-};
-
 enum epdn_rec_result {
 	EPDN_REC_NEW,
 	EPDN_REC_MERGED,
@@ -156,27 +137,6 @@ enum epdn_action {
 	EPDN_ACT_DEFER_OPTS,	/* other IP options: keep the record */
 	EPDN_ACT_DEFER_GSO,	/* GSO packet: keep the record */
 };
-
-/* Return codes of the parsers and epdn_opt_find(). */
-#define EPDN_OK		0
-#define EPDN_ENOENT	(-1)	/* no EPDN option */
-#define EPDN_EBADMSG	(-2)	/* malformed or truncated */
-
-/* Sequence numbers wrap: before()/after() of include/net/tcp.h. */
-static inline bool epdn_seq_before(u32 a, u32 b)
-{
-	return (s32)(a - b) < 0;
-}
-
-static inline u32 epdn_seq_min(u32 a, u32 b)
-{
-	return epdn_seq_before(a, b) ? a : b;
-}
-
-static inline u32 epdn_seq_max(u32 a, u32 b)
-{
-	return epdn_seq_before(a, b) ? b : a;
-}
 
 bool epdn_range_valid(const struct epdn_range *r);
 bool epdn_range_merge(struct epdn_range *dst, const struct epdn_range *src);
@@ -210,7 +170,7 @@ u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget);
 /* Option codec. */
 void epdn_opt_encode(u8 *buf, const struct epdn_opt *o);
 int epdn_opt_decode(const u8 *buf, u32 len, struct epdn_opt *o);
-int epdn_opt_find(const u8 *opts, u32 len);
+int epdn_ip_opt(const u8 *hdr, const struct sat_ip *ip);
 bool epdn_opt_range(const struct epdn_opt *o, struct epdn_range *r);
 bool epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,
 			u8 flags);
@@ -222,14 +182,10 @@ void epdn_opt_new_info(struct epdn_opt *o, u8 ttl,
 		       const struct epdn_info *info, u8 flags);
 u8 epdn_ttl_hop(u8 ettl, u8 ttl);
 
-/* Header parsing and the stamp decision. */
-int epdn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, bool gso,
-		    struct epdn_ip *ip);
-int epdn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len,
-		   struct epdn_tcp *tcp);
-void epdn_flow_key(const struct epdn_ip *ip, const struct epdn_tcp *tcp,
+/* The flow of a parsed packet (include/satnet/hdr.h), the stamp decision. */
+void epdn_flow_key(const struct sat_ip *ip, const struct sat_tcp *tcp,
 		   struct epdn_key *key);
-bool epdn_tcp_range(const struct epdn_tcp *tcp, struct epdn_range *r);
+bool epdn_tcp_range(const struct sat_tcp *tcp, struct epdn_range *r);
 enum epdn_action epdn_stamp_decide(u32 hdr_len, bool has_opt, bool gso,
 				   u32 seg_len, u32 mtu);
 

@@ -78,7 +78,5 @@
 /* IPv4 header limits the option code relies on. */
 #define EPDN_IPV4_HDR_MIN	20
 #define EPDN_IPV4_HDR_MAX	60
-#define EPDN_IPOPT_EOL		0
-#define EPDN_IPOPT_NOP		1
 
 #endif /* SATNET_EPDN_WIRE_H */

@@ -27,6 +27,7 @@
 #define SATNET_ESACK_CORE_H
 
 #include <satnet/types.h>
+#include <satnet/seq.h>
 
 /* A2's reduction, percent of cwnd (seed 002, rule A2: 60 %). */
 #define ESACK_FIRST_DEFAULT	60
@@ -92,12 +93,6 @@ struct esack_core {
 	u32 ecn;		/* reductions for ECN echoes, not losses */
 	u8 can_undo;		/* saved holds the state before cur.last */
 };
-
-/* Sequence numbers wrap: before() of include/net/tcp.h. */
-static inline bool esack_before(u32 a, u32 b)
-{
-	return (s32)(a - b) < 0;
-}
 
 static inline bool esack_is_b(u8 rule)
 {

@@ -27,25 +27,13 @@
 #include <string.h>
 #endif
 
-#include <satnet/epdn_wire.h>
+#include <satnet/hdr.h>
+#include <satnet/seq.h>
 
 /* Ranges per list; one more slot holds a split until the cap is applied. */
 #define RN_RANGES_MAX		64
 #define RN_WINDOW_MAX		0x40000000U	/* 2^30, RFC 7323: 65535 << 14 */
 #define RN_WSCALE_MAX		14
-#define RN_TCP_HDR_MIN		20
-#define RN_TCP_HDR_MAX		60
-
-/* TCP flags (byte 13 of the header). */
-#define RN_TCP_FIN		0x01
-#define RN_TCP_SYN		0x02
-#define RN_TCP_RST		0x04
-#define RN_TCP_ACK		0x10
-
-/* Return codes of the parsers. */
-#define RN_OK			0
-#define RN_EBADMSG		(-1)	/* malformed or truncated */
-#define RN_ENOENT		(-2)	/* no EPDN option */
 
 /* Half-open range of TCP sequence numbers, host byte order. */
 struct rn_range {
@@ -139,30 +127,6 @@ struct rn_epdn {
 	u32 max;		/* last dropped byte, inclusive */
 };
 
-/* An IPv4 header, checked. */
-struct rn_ip {
-	u32 saddr;		/* network byte order */
-	u32 daddr;		/* network byte order */
-	u32 tot_len;		/* bytes from the IP header on */
-	u16 hdr_len;		/* ihl * 4 */
-	u8 ttl;
-	u8 proto;
-	bool frag;		/* MF set or a fragment offset */
-};
-
-/* A TCP header, checked. */
-struct rn_tcp {
-	u16 sport;		/* network byte order */
-	u16 dport;		/* network byte order */
-	u32 seq;
-	u32 ack;
-	u32 end_seq;		/* seq + payload + SYN + FIN */
-	u32 payload;		/* bytes of data */
-	u16 hdr_len;		/* doff * 4 */
-	u16 win;		/* raw window field */
-	u8 flags;		/* byte 13 */
-};
-
 /* What the TCP options of an outgoing segment say. */
 struct rn_tcpopts {
 	int wscale;		/* window scale option, or -1 */
@@ -177,20 +141,9 @@ enum rn_origin_action {
 	RN_ORIGIN_SKIP_MTU,	/* 12 more bytes would exceed the MTU */
 };
 
-/* Sequence numbers wrap: before()/after() of include/net/tcp.h. */
-static inline bool rn_seq_before(u32 a, u32 b)
-{
-	return (s32)(a - b) < 0;
-}
-
-static inline bool rn_seq_after(u32 a, u32 b)
-{
-	return rn_seq_before(b, a);
-}
-
 static inline bool rn_range_empty(const struct rn_range *r)
 {
-	return !rn_seq_before(r->start, r->end);
+	return !sat_before(r->start, r->end);
 }
 
 /* Range sets. */
@@ -214,14 +167,11 @@ bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq);
 bool rn_recv_done(const struct rn_recv *st);
 u32 rn_recv_overflows(const struct rn_recv *st);
 
-/* Parsers and the EPDN option. */
-int rn_parse_ipv4(const u8 *hdr, u32 caplen, u32 avail, struct rn_ip *ip);
-int rn_parse_tcp(const u8 *th, u32 caplen, u32 l4_len, struct rn_tcp *t);
+/* TCP options and the EPDN option; the headers: include/satnet/hdr.h. */
 void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack,
 		      struct rn_tcpopts *o);
-int rn_ipopt_find(const u8 *opts, u32 len);
 int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o);
-enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct rn_ip *ip,
+enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 				   bool require_host,
 				   struct rn_evidence *ev);
 void rn_epdn_encode_empty(u8 *buf, u8 ttl);

@@ -20,6 +20,8 @@
 #define SATNET_RN_SENDER_CORE_H
 
 #include <satnet/types.h>
+#include <satnet/hdr.h>
+#include <satnet/seq.h>
 
 #include <satnet/rn_wire.h>
 
@@ -44,35 +46,15 @@
  */
 #define RN_BOGUS_MAX		3
 
-/* TCP header bits and options the ACK parser reads. */
-#define RN_TH_LEN		20
-#define RN_TH_MAXLEN		60
-#define RN_TH_FIN		0x01
-#define RN_TH_SYN		0x02
-#define RN_TH_RST		0x04
-#define RN_TH_ACK		0x10
-#define RN_TH_ECE		0x40
-#define RN_OPT_EOL		0
-#define RN_OPT_NOP		1
+/* TCP options the ACK parser reads. */
 #define RN_OPT_SACK		5
 #define RN_SACK_MAX		4
-
-/* Sequence numbers wrap: before()/after() of include/net/tcp.h. */
-static inline bool rn_before(u32 a, u32 b)
-{
-	return (s32)(a - b) < 0;
-}
-
-static inline bool rn_after(u32 a, u32 b)
-{
-	return rn_before(b, a);
-}
 
 /* Does [s1, e1) share a byte with [s2, e2)? */
 static inline bool rn_overlap(u32 s1, u32 e1, u32 s2, u32 e2)
 {
-	return rn_before(s1, e2) && rn_before(s2, e1) &&
-	       rn_before(s1, e1) && rn_before(s2, e2);
+	return sat_before(s1, e2) && sat_before(s2, e1) &&
+	       sat_before(s1, e1) && sat_before(s2, e2);
 }
 
 /* ---- one incoming ACK, as the netfilter hook sees it ---- */

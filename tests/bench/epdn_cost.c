@@ -24,8 +24,10 @@
  */
 #include "tests/unit/unit.h"
 #include "sch_epdn/epdn_core.c"
+#include <satnet/hdr.h>
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <unistd.h>
 
 #ifdef __has_include
@@ -119,6 +121,31 @@ static u64 tbl_hash(const struct epdn_table *t, const struct epdn_key *k)
 {
 	return epdn_hash(k, t->seed);
 }
+
+/* The old core's parsers; their codes are those of include/satnet/hdr.h. */
+static_assert(EPDN_OK == SAT_OK && EPDN_ENOENT == SAT_ENOENT &&
+	      EPDN_EBADMSG == SAT_EBADMSG, "return codes");
+
+struct pkt_hdrs {
+	struct epdn_ip ip;
+	struct epdn_tcp tcp;
+	int opt_off;
+};
+
+/* epdn_classify(): the IPv4 header, then 20 bytes of TCP. */
+static int pkt_parse(const u8 *buf, u32 caplen, u32 len, struct pkt_hdrs *h)
+{
+	if (epdn_parse_ipv4(buf, caplen, len, false, &h->ip))
+		return EPDN_EBADMSG;
+	h->opt_off = h->ip.opt_off;
+	return epdn_parse_tcp(buf + h->ip.hdr_len, 20,
+			      h->ip.l3_len - h->ip.hdr_len, &h->tcp);
+}
+
+static int pkt_find_opt(const u8 *opts, u32 len)
+{
+	return epdn_opt_find(opts, len);
+}
 #else /* the current core */
 #ifndef EPDN_WAYS
 #error "the current core defines EPDN_WAYS"
@@ -185,6 +212,33 @@ static u64 tbl_hash(const struct epdn_table *t, const struct epdn_key *k)
 {
 	return epdn_hash(k, &t->hkey);
 }
+
+struct pkt_hdrs {
+	struct sat_ip ip;
+	struct sat_tcp tcp;
+	int opt_off;
+};
+
+/* epdn_classify(): the IPv4 header and its option, then the TCP header. */
+static int pkt_parse(const u8 *buf, u32 caplen, u32 len, struct pkt_hdrs *h)
+{
+	u32 l4;
+
+	if (sat_parse_ipv4(buf, caplen, len, false, &h->ip))
+		return SAT_EBADMSG;
+	h->opt_off = epdn_ip_opt(buf, &h->ip);
+	if (h->opt_off == SAT_EBADMSG)
+		return SAT_EBADMSG;
+	l4 = h->ip.tot_len - h->ip.hdr_len;
+	return sat_parse_tcp(buf + h->ip.hdr_len,
+			     l4 < SAT_TCP_HDR_MAX ? l4 : SAT_TCP_HDR_MAX, l4,
+			     &h->tcp);
+}
+
+static int pkt_find_opt(const u8 *opts, u32 len)
+{
+	return sat_ipopt_find(opts, len);
+}
 #endif
 
 /* ---- the measured calls ---- */
@@ -229,16 +283,12 @@ COST_OP u32 cost_op_sweep(struct epdn_table *t, u32 now, u32 budget)
 	return tbl_sweep(t, now, budget);
 }
 
-/* What epdn_classify() does: the IPv4 header, then 20 bytes of TCP. */
-COST_OP int cost_op_parse(const struct cost_pkt *p, struct epdn_ip *ip,
-			  struct epdn_tcp *tcp)
+/* What epdn_classify() does. */
+COST_OP int cost_op_parse(const struct cost_pkt *p, struct pkt_hdrs *h)
 {
 	u32 caplen = p->len < EPDN_IPV4_HDR_MAX ? p->len : EPDN_IPV4_HDR_MAX;
 
-	if (epdn_parse_ipv4(p->buf, caplen, p->len, false, ip))
-		return EPDN_EBADMSG;
-	return epdn_parse_tcp(p->buf + ip->hdr_len, 20,
-			      ip->l3_len - ip->hdr_len, tcp);
+	return pkt_parse(p->buf, caplen, p->len, h);
 }
 
 COST_OP enum epdn_action cost_op_decide(u32 hdr_len, bool has_opt,
@@ -259,7 +309,7 @@ COST_OP int cost_op_decode(const u8 *buf, struct epdn_opt *o)
 
 COST_OP int cost_op_find_opt(const u8 *opts, u32 len)
 {
-	return epdn_opt_find(opts, len);
+	return pkt_find_opt(opts, len);
 }
 
 /* ---- cases ---- */
@@ -831,7 +881,7 @@ static u32 opt_list(u8 *opts, u32 nops, bool epdn)
 {
 	struct epdn_opt o = { .ttl = 63, .flags = 0, .min = 1, .max = SEG };
 
-	memset(opts, EPDN_IPOPT_NOP, nops);
+	memset(opts, SAT_OPT_NOP, nops);
 	if (!epdn)
 		return nops;
 	epdn_opt_encode(opts + nops, &o);
@@ -842,28 +892,27 @@ static void case_parse(const char *scenario, u32 nops, bool epdn, u32 ops)
 {
 	u8 opts[40];
 	u32 optlen = opt_list(opts, nops, epdn), i, ok = 0;
-	struct epdn_tcp tcp;
-	struct epdn_ip ip;
+	struct pkt_hdrs h;
 	struct cost_pkt p;
 
 	build_pkt(&p, opts, optlen);
 	measure_begin();
 	for (i = 0; i < ops; i++)
-		ok += cost_op_parse(&p, &ip, &tcp) == EPDN_OK;
+		ok += cost_op_parse(&p, &h) == SAT_OK;
 	measure_end("parse", scenario, 0, ops, ops);
 	CHECK_EQ(ok, ops);
-	CHECK_EQ(ip.hdr_len, EPDN_IPV4_HDR_MIN + optlen);
-	CHECK_EQ(ip.opt_off, epdn ? (int)(EPDN_IPV4_HDR_MIN + nops) :
-				    EPDN_ENOENT);
-	CHECK_EQ(tcp.hdr_len, 32);
-	CHECK_EQ(tcp.end_seq - tcp.seq, p.len - ip.hdr_len - 32);
+	CHECK_EQ(h.ip.hdr_len, EPDN_IPV4_HDR_MIN + optlen);
+	CHECK_EQ(h.opt_off, epdn ? (int)(EPDN_IPV4_HDR_MIN + nops) :
+				   SAT_ENOENT);
+	CHECK_EQ(h.tcp.hdr_len, 32);
+	CHECK_EQ(h.tcp.end_seq - h.tcp.seq, p.len - h.ip.hdr_len - 32);
 }
 
 static void case_find_opt(const char *scenario, u32 nops, bool epdn, u32 ops)
 {
 	u8 opts[40];
 	u32 len = opt_list(opts, nops, epdn), i, right = 0;
-	int want = epdn ? (int)nops : EPDN_ENOENT;
+	int want = epdn ? (int)nops : SAT_ENOENT;
 
 	measure_begin();
 	for (i = 0; i < ops; i++)
@@ -898,7 +947,7 @@ static void case_codec(u32 ops)
 	measure_end("opt_encode", "plain", 0, ops, ops);
 	measure_begin();
 	for (i = 0; i < ops; i++)
-		ok += cost_op_decode(buf, &d) == EPDN_OK;
+		ok += cost_op_decode(buf, &d) == SAT_OK;
 	measure_end("opt_decode", "plain", 0, ops, ops);
 	CHECK_EQ(ok, ops);
 	CHECK(d.ttl == o.ttl && d.flags == o.flags && d.min == o.min &&

@@ -184,14 +184,14 @@ static void deliver(struct run *x, const struct pkt *p)
 	struct rn_range seg = { p->seq, p->seq + MSS };
 	struct rn_evidence ev;
 	enum rn_mark mark;
-	struct rn_ip ip;
+	struct sat_ip ip;
 	u8 h[60];
 	u32 hl, m;
 
 	if (p->idx < 0)
 		return;		/* bad TCP checksum: not used */
 	hl = build_ip(h, p);
-	FUZZ_CHECK(!rn_parse_ipv4(h, hl, hl + 20 + MSS, &ip));
+	FUZZ_CHECK(!sat_parse_ipv4(h, hl, hl + 20 + MSS, false, &ip));
 	rn_epdn_evidence(h, &ip, true, &ev);
 	rn_recv_data(&x->rx, &seg, &ev);
 	x->fate[p->idx] = FATE_GOT;

@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target: the EPDN option walker and codec and the header parsers of
+ * Fuzz target: the IPv4 option walker and the header parsers the cores
+ * share (include/satnet/hdr.h), the EPDN option codec of
  * sch_epdn/epdn_core.c, then what the qdisc does with what they return.
  *
  *   u8 caplen, u32 avail, u8 flags, then caplen bytes: an IPv4 header as
- *	copied by the qdisc (at most 60); parsed with epdn_parse_ipv4().
+ *	copied by the qdisc (at most 60); parsed with sat_parse_ipv4(), its
+ *	EPDN option found with epdn_ip_opt().
  *	flags bit 0: GSO; bit 1: avail is tot_len + avail % 256.
  *   u8 tcp caplen, u32 l4_len, then the TCP header; parsed with
- *	epdn_parse_tcp().  flags bit 2: l4_len is what the IPv4 header says.
+ *	sat_parse_tcp().  flags bit 2: l4_len is what the IPv4 header says.
  *   u8 ttl, u8 stamp flags, u16 mtu: the stamp of a record (the segment's
  *	range) into this packet, as sch_epdn does, and the header re-parsed.
  *	The flags are what sch_epdn passes (HOST, V2), never EMPTY.
  *
- * The option walker runs on the header's option bytes against tcp_rn's
- * own walker (rn_ipopt_find(), the receiver's copy of the same code): the
- * two must agree.  Every parser reads an exact-size copy.
+ * The option walker runs on the header's option bytes against a reference
+ * walker written here from RFC 791, and its answer is checked for what it
+ * promises; the epdn and rn decoders of the option must agree.  Every
+ * parser reads an exact-size copy.
  */
 #include "tests/fuzz/fuzz.h"
 #include "sch_epdn/epdn_core.c"
@@ -25,25 +28,52 @@
 #define F_AVAIL_TOT	0x02
 #define F_L4_FROM_IP	0x04
 
-/* The two walkers of the one option list (RFC 791) agree. */
-static void check_walkers(const u8 *opts, u32 len)
+/*
+ * RFC 791's option list as a reference: options follow each other up to
+ * EOL or the end; NOP is one byte, any other option gives its length, at
+ * least 2 and within the list.  Positions in 64 bits: nothing can wrap.
+ */
+static int ref_ipopt_find(const u8 *o, u32 len)
+{
+	u64 at = 0, size;
+
+	while (at < len && o[at] != SAT_OPT_EOL) {
+		if (o[at] == SAT_OPT_NOP) {
+			at++;
+			continue;
+		}
+		size = at + 1 < len ? o[at + 1] : 0;
+		if (size < 2 || at + size > len)
+			return SAT_EBADMSG;
+		if (o[at] == EPDN_OPT_TYPE)
+			return size == EPDN_OPT_LEN ? (int)at : SAT_EBADMSG;
+		at += size;
+	}
+	return SAT_ENOENT;
+}
+
+/*
+ * The walker agrees with the reference; an option it finds is an EPDN
+ * option of the right length wholly inside the list, and bytes after it
+ * do not change the answer.
+ */
+static void check_walker(const u8 *opts, u32 len)
 {
 	u8 *buf = fuzz_dup(opts, len);
-	int e = epdn_opt_find(buf, len), r = rn_ipopt_find(buf, len);
+	int e = sat_ipopt_find(buf, len);
 	struct epdn_opt eo;
 	struct rn_epdn ro;
 
-	FUZZ_CHECK(e == EPDN_ENOENT || e == EPDN_EBADMSG || e >= 0);
-	FUZZ_CHECK(e == EPDN_ENOENT ? r == RN_ENOENT :
-		   e == EPDN_EBADMSG ? r == RN_EBADMSG : r == e);
+	FUZZ_CHECK(e == SAT_ENOENT || e == SAT_EBADMSG || e >= 0);
+	FUZZ_CHECK(e == ref_ipopt_find(buf, len));
 	if (e >= 0) {
 		FUZZ_CHECK((u32)e + EPDN_OPT_LEN <= len);
 		FUZZ_CHECK(buf[e] == EPDN_OPT_TYPE &&
 			   buf[e + 1] == EPDN_OPT_LEN);
-		/* The two decoders agree too. */
+		FUZZ_CHECK(sat_ipopt_find(buf, e + EPDN_OPT_LEN) == e);
+		/* The two decoders of the option agree. */
 		FUZZ_CHECK(epdn_opt_decode(buf + e, len - e, &eo) ==
-			   (rn_epdn_decode(buf + e, len - e, &ro) ?
-			    EPDN_EBADMSG : EPDN_OK));
+			   rn_epdn_decode(buf + e, len - e, &ro));
 	}
 	fuzz_free(buf, len);
 }
@@ -54,62 +84,83 @@ static void check_codec(const u8 *b, u32 len)
 	struct epdn_opt o, d;
 	u8 enc[EPDN_OPT_LEN];
 
-	if (epdn_opt_decode(b, len, &o) != EPDN_OK)
+	if (epdn_opt_decode(b, len, &o) != SAT_OK)
 		return;
 	FUZZ_CHECK(!(o.flags & ~EPDN_FLAGS_MASK));
 	epdn_opt_encode(enc, &o);
 	FUZZ_CHECK(!memcmp(enc, b, EPDN_OPT_LEN));
-	FUZZ_CHECK(epdn_opt_decode(enc, sizeof(enc), &d) == EPDN_OK);
+	FUZZ_CHECK(epdn_opt_decode(enc, sizeof(enc), &d) == SAT_OK);
 	FUZZ_CHECK(d.ttl == o.ttl && d.flags == o.flags && d.min == o.min &&
 		   d.max == o.max);
 }
 
 /*
- * What the parser accepted is what the header says; and a header that
- * meets every documented condition is accepted.
+ * A header is accepted exactly when it meets every documented condition,
+ * and what the parser returns is what the header says.
  */
 static void check_ipv4(const u8 *h, u32 caplen, u32 avail, bool gso,
-		       int ret, const struct epdn_ip *ip)
+		       int ret, const struct sat_ip *ip)
 {
 	u32 ihl = caplen ? (h[0] & 0x0f) * 4u : 0, tot;
 	bool fits;
 
 	if (caplen < EPDN_IPV4_HDR_MIN || h[0] >> 4 != 4) {
-		FUZZ_CHECK(ret == EPDN_EBADMSG);
+		FUZZ_CHECK(ret == SAT_EBADMSG);
 		return;
 	}
 	tot = gso ? avail : (u32)h[2] << 8 | h[3];
 	fits = ihl >= EPDN_IPV4_HDR_MIN && ihl <= caplen && ihl <= avail &&
 	       tot >= ihl && tot <= avail;
-	if (!fits) {
-		FUZZ_CHECK(ret == EPDN_EBADMSG);
+	FUZZ_CHECK(ret == (fits ? SAT_OK : SAT_EBADMSG));
+	if (ret != SAT_OK)
+		return;
+	FUZZ_CHECK(ip->hdr_len == ihl && ip->tot_len == tot);
+	FUZZ_CHECK(ip->ttl == h[8] && ip->proto == h[9]);
+	FUZZ_CHECK(ip->frag == !!(((h[6] & 0x3f) << 8) | h[7]));
+	FUZZ_CHECK(!memcmp(&ip->saddr, h + 12, 4) &&
+		   !memcmp(&ip->daddr, h + 16, 4));
+}
+
+/*
+ * The gateway's option: the walker's answer, but an EPDN option of
+ * another version is foreign (not found), not malformed.
+ */
+static void check_ip_opt(const u8 *h, const struct sat_ip *ip, int off)
+{
+	int w = ref_ipopt_find(h + EPDN_IPV4_HDR_MIN,
+			       ip->hdr_len - EPDN_IPV4_HDR_MIN);
+	struct epdn_opt o;
+
+	if (w < 0) {
+		FUZZ_CHECK(off == w);
 		return;
 	}
-	FUZZ_CHECK(ret == EPDN_OK ||
-		   epdn_opt_find(h + EPDN_IPV4_HDR_MIN,
-				 ihl - EPDN_IPV4_HDR_MIN) == EPDN_EBADMSG);
-	if (ret != EPDN_OK)
-		return;
-	FUZZ_CHECK(ip->hdr_len == ihl && ip->l3_len == tot);
-	FUZZ_CHECK(ip->ttl == h[8] && ip->proto == h[9]);
-	FUZZ_CHECK(ip->opt_off == EPDN_ENOENT ||
-		   (ip->opt_off >= EPDN_IPV4_HDR_MIN &&
-		    ip->opt_off + EPDN_OPT_LEN <= ip->hdr_len));
+	w += EPDN_IPV4_HDR_MIN;
+	FUZZ_CHECK(off == (epdn_opt_decode(h + w, ip->hdr_len - w, &o) ?
+			   SAT_ENOENT : w));
 }
 
 static void check_tcp(const u8 *th, u32 caplen, u32 l4_len, int ret,
-		      const struct epdn_tcp *tcp)
+		      const struct sat_tcp *tcp)
 {
 	u32 doff = caplen >= 20 ? (th[12] >> 4) * 4u : 0;
 	struct epdn_range r;
 
-	if (caplen < 20 || l4_len < 20 || doff < 20 || doff > l4_len) {
-		FUZZ_CHECK(ret == EPDN_EBADMSG);
+	if (caplen < 20 || l4_len < 20 || doff < 20 || doff > l4_len ||
+	    doff > caplen) {
+		FUZZ_CHECK(ret == SAT_EBADMSG);
 		return;
 	}
-	FUZZ_CHECK(ret == EPDN_OK && tcp->hdr_len == doff);
+	FUZZ_CHECK(ret == SAT_OK && tcp->hdr_len == doff);
+	FUZZ_CHECK(tcp->payload == l4_len - doff);
 	FUZZ_CHECK(tcp->end_seq - tcp->seq == l4_len - doff +
 		   !!(th[13] & 0x02) + !!(th[13] & 0x01));
+	FUZZ_CHECK(tcp->seq == ((u32)th[4] << 24 | (u32)th[5] << 16 |
+				(u32)th[6] << 8 | th[7]));
+	FUZZ_CHECK(tcp->ack == ((u32)th[8] << 24 | (u32)th[9] << 16 |
+				(u32)th[10] << 8 | th[11]));
+	FUZZ_CHECK(tcp->win == ((u32)th[14] << 8 | th[15]) &&
+		   tcp->flags == th[13]);
 	if (epdn_tcp_range(tcp, &r))
 		FUZZ_CHECK(r.min == tcp->seq && r.max + 1 == tcp->end_seq);
 	else
@@ -122,13 +173,13 @@ static void check_stamped(const u8 *h, u32 hdr_len, u32 l3_len, bool gso,
 {
 	u8 *copy = fuzz_dup(h, hdr_len);
 	struct epdn_opt d;
-	struct epdn_ip ip;
+	struct sat_ip ip;
+	int off;
 
-	FUZZ_CHECK(epdn_parse_ipv4(copy, hdr_len, l3_len, gso, &ip) ==
-		   EPDN_OK);
-	FUZZ_CHECK(ip.opt_off >= 0);
-	FUZZ_CHECK(epdn_opt_decode(copy + ip.opt_off, hdr_len - ip.opt_off,
-				   &d) == EPDN_OK);
+	FUZZ_CHECK(sat_parse_ipv4(copy, hdr_len, l3_len, gso, &ip) == SAT_OK);
+	off = epdn_ip_opt(copy, &ip);
+	FUZZ_CHECK(off >= 0);
+	FUZZ_CHECK(epdn_opt_decode(copy + off, hdr_len - off, &d) == SAT_OK);
 	FUZZ_CHECK(d.ttl == o->ttl && d.flags == o->flags &&
 		   d.min == o->min && d.max == o->max);
 	fuzz_free(copy, hdr_len);
@@ -138,13 +189,13 @@ static void check_stamped(const u8 *h, u32 hdr_len, u32 l3_len, bool gso,
  * The record's range @r into the packet: a new option in a plain header,
  * or merged into the option it carries (epdn_stamp() of sch_epdn).
  */
-static void stamp(struct fuzz_in *in, const u8 *h, const struct epdn_ip *ip,
-		  bool gso, const struct epdn_range *r)
+static void stamp(struct fuzz_in *in, const u8 *h, const struct sat_ip *ip,
+		  int opt_off, bool gso, const struct epdn_range *r)
 {
 	u8 ttl = fuzz_u8(in), out[EPDN_IPV4_HDR_MAX];
 	u8 flags = fuzz_u8(in) & (EPDN_F_HOST | EPDN_F_V2);	/* the qdisc's */
-	u32 mtu = fuzz_u16(in), l3 = ip->l3_len;
-	bool has_opt = ip->opt_off >= 0;
+	u32 mtu = fuzz_u16(in), l3 = ip->tot_len;
+	bool has_opt = opt_off >= 0;
 	struct epdn_opt o, before;
 	enum epdn_action act;
 
@@ -167,9 +218,8 @@ static void stamp(struct fuzz_in *in, const u8 *h, const struct epdn_ip *ip,
 		check_stamped(out, EPDN_IPV4_HDR_MIN + EPDN_OPT_LEN,
 			      l3 + EPDN_OPT_LEN, false, &o);
 	} else if (act == EPDN_ACT_MERGE) {
-		FUZZ_CHECK(epdn_opt_decode(h + ip->opt_off,
-					   ip->hdr_len - ip->opt_off,
-					   &o) == EPDN_OK);
+		FUZZ_CHECK(epdn_opt_decode(h + opt_off, ip->hdr_len - opt_off,
+					   &o) == SAT_OK);
 		o.ttl = epdn_ttl_hop(o.ttl, ip->ttl);
 		FUZZ_CHECK(epdn_ttl_hop(o.ttl, ip->ttl) == o.ttl);
 		before = o;
@@ -187,7 +237,7 @@ static void stamp(struct fuzz_in *in, const u8 *h, const struct epdn_ip *ip,
 		FUZZ_CHECK(o.flags == ((before.flags & ~EPDN_F_EMPTY) |
 				       (flags & EPDN_FLAGS_MASK)));
 		FUZZ_CHECK(!(o.flags & EPDN_F_EMPTY));
-		epdn_opt_encode(out + ip->opt_off, &o);
+		epdn_opt_encode(out + opt_off, &o);
 		check_stamped(out, ip->hdr_len, l3, gso, &o);
 	}
 }
@@ -200,33 +250,37 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	u8 flags = fuzz_u8(&in), *h, *th;
 	bool gso = flags & F_GSO, ip_ok;
 	struct epdn_range r, carried;
-	struct epdn_tcp tcp;
-	struct epdn_ip ip;
-	int ret;
+	int ret, opt_off = SAT_ENOENT;
+	struct sat_tcp tcp;
+	struct sat_ip ip;
 
 	h = fuzz_bytes(&in, caplen, &hlen);
 	if ((flags & F_AVAIL_TOT) && hlen >= 4)
 		avail = ((u32)h[2] << 8 | h[3]) + avail % 256;
-	ret = epdn_parse_ipv4(h, hlen, avail, gso, &ip);
+	ret = sat_parse_ipv4(h, hlen, avail, gso, &ip);
 	check_ipv4(h, hlen, avail, gso, ret, &ip);
-	ip_ok = ret == EPDN_OK;
+	if (ret == SAT_OK) {
+		opt_off = epdn_ip_opt(h, &ip);
+		check_ip_opt(h, &ip, opt_off);
+	}
+	ip_ok = ret == SAT_OK && opt_off != SAT_EBADMSG;	/* the qdisc's */
 	if (hlen > EPDN_IPV4_HDR_MIN) {
-		check_walkers(h + EPDN_IPV4_HDR_MIN, hlen - EPDN_IPV4_HDR_MIN);
+		check_walker(h + EPDN_IPV4_HDR_MIN, hlen - EPDN_IPV4_HDR_MIN);
 		check_codec(h + EPDN_IPV4_HDR_MIN, hlen - EPDN_IPV4_HDR_MIN);
 	}
-	if (ip_ok && ip.opt_off >= 0)
-		check_codec(h + ip.opt_off, ip.hdr_len - ip.opt_off);
+	if (ip_ok && opt_off >= 0)
+		check_codec(h + opt_off, ip.hdr_len - opt_off);
 
-	tcaplen = fuzz_u8(&in) % (EPDN_IPV4_HDR_MAX + 1);
+	tcaplen = fuzz_u8(&in) % (SAT_TCP_HDR_MAX + 1);
 	l4_len = fuzz_u32(&in);
 	if ((flags & F_L4_FROM_IP) && ip_ok)
-		l4_len = ip.l3_len - ip.hdr_len;
+		l4_len = ip.tot_len - ip.hdr_len;
 	th = fuzz_bytes(&in, tcaplen, &tcaplen);
-	ret = epdn_parse_tcp(th, tcaplen, l4_len, &tcp);
+	ret = sat_parse_tcp(th, tcaplen, l4_len, &tcp);
 	check_tcp(th, tcaplen, l4_len, ret, &tcp);
 
 	/* The qdisc's drop path: the segment, merged with what it carries. */
-	if (ip_ok && ret == EPDN_OK && epdn_tcp_range(&tcp, &r)) {
+	if (ip_ok && ret == SAT_OK && epdn_tcp_range(&tcp, &r)) {
 		struct epdn_key key;
 		struct epdn_opt o;
 
@@ -235,14 +289,14 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 			   !memcmp(&key.daddr, h + 16, 4) &&
 			   !memcmp(&key.sport, th, 2) &&
 			   !memcmp(&key.dport, th + 2, 2));
-		if (ip.opt_off >= 0 &&
-		    epdn_opt_decode(h + ip.opt_off, ip.hdr_len - ip.opt_off,
-				    &o) == EPDN_OK &&
+		if (opt_off >= 0 &&
+		    epdn_opt_decode(h + opt_off, ip.hdr_len - opt_off,
+				    &o) == SAT_OK &&
 		    epdn_opt_range(&o, &carried))
 			FUZZ_CHECK(merge_consistent(&r, &carried));
 		/* GSO packets are at most 64 KiB: the range is valid. */
 		if (epdn_range_valid(&r))
-			stamp(&in, h, &ip, gso, &r);
+			stamp(&in, h, &ip, opt_off, gso, &r);
 	}
 	fuzz_free(h, hlen);
 	fuzz_free(th, tcaplen);

@@ -136,7 +136,7 @@ static void op_ack(struct fuzz_in *in, struct run *x)
 		   c->cur.secwnd >= was.secwnd);
 	/* Past the end of a bounded next window, a loss is odd again. */
 	if (was.last != ESACK_NONE && c->cur.past_rp && !c->cur.unbounded &&
-	    !esack_before(x->una, c->cur.next_end))
+	    !sat_before(x->una, c->cur.next_end))
 		FUZZ_CHECK(c->cur.secwnd == 1);
 }
 

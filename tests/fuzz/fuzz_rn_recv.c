@@ -9,7 +9,7 @@
  *              rn_recv_data(); nothing below unk_end is ever reordered
  *     PACKET   an IPv4 header (options: none, an EPDN option built from
  *              the input, or raw bytes) and a TCP header, through
- *              rn_parse_ipv4(), rn_parse_tcp() and rn_epdn_evidence() into
+ *              sat_parse_ipv4(), sat_parse_tcp() and rn_epdn_evidence() into
  *              rn_recv_data(), as the host hook does
  *     ACK      an ACK number and window: rn_recv_ack()
  *     ACKPKT   TCP options (raw, or SACK blocks and a window scale) through
@@ -101,7 +101,7 @@ static void check_mark(const struct rn_recv *st, u32 ack, enum rn_mark m)
 	bool drop = rn_rset_has(&st->drop, ack);
 
 	FUZZ_CHECK(m == (reo ? RN_MARK_REORDER : drop ? RN_MARK_DROP :
-			 !rn_seq_before(ack, st->q_end) ? RN_MARK_INORDER :
+			 !sat_before(ack, st->q_end) ? RN_MARK_INORDER :
 			 RN_MARK_UNKNOWN));
 }
 
@@ -124,7 +124,7 @@ static bool unknown_floor_holds(const struct rn_recv *st)
 	if (!(st->flags & RN_RF_UNKNOWN))
 		return true;
 	for (i = 0; i < st->reorder.n; i++)
-		if (rn_seq_before(st->reorder.r[i].start, st->unk_end))
+		if (sat_before(st->reorder.r[i].start, st->unk_end))
 			return false;
 	return true;
 }
@@ -158,7 +158,7 @@ static void data(struct run *x, const struct rn_range *seg,
 		FUZZ_CHECK(rset_within(&st->reorder, &was.reorder,
 				       st->rcv_nxt));
 	/* P and Q arrived: never in the drop list. */
-	if (rn_seq_after(p.end, st->rcv_right))
+	if (sat_after(p.end, st->rcv_right))
 		p.end = st->rcv_right;
 	q = rn_range_make(st->q_start, st->q_end);
 	FUZZ_CHECK(!rset_meets(&st->drop, &q));
@@ -166,9 +166,9 @@ static void data(struct run *x, const struct rn_range *seg,
 	FUZZ_CHECK(!rset_meets(&st->drop, &p));
 	/* Q is the highest segment received. */
 	p = *seg;
-	if (rn_seq_after(p.end, was.rcv_right))
+	if (sat_after(p.end, was.rcv_right))
 		p.end = was.rcv_right;
-	if (rn_seq_after(p.end, was.q_end))
+	if (sat_after(p.end, was.q_end))
 		FUZZ_CHECK(st->q_start == p.start && st->q_end == p.end);
 	else
 		FUZZ_CHECK(st->q_start == was.q_start &&
@@ -208,7 +208,7 @@ static u32 build_ipopts(struct fuzz_in *in, const struct rn_recv *st,
 			at = 7;
 		} else {
 			at = fuzz_pick(in, 4);
-			memset(o, EPDN_IPOPT_NOP, at);
+			memset(o, SAT_OPT_NOP, at);
 		}
 		lo = read_seq(in, st);
 		o[at] = EPDN_OPT_TYPE;
@@ -254,12 +254,12 @@ static void check_evidence(enum rn_ev_status s, const struct rn_evidence *ev,
 /* A data packet through the parsers, as rn_pkt_parse() reads it. */
 static void op_packet(struct fuzz_in *in, struct run *x)
 {
-	u8 iph[EPDN_IPV4_HDR_MAX + 40], th[RN_TCP_HDR_MAX], flags;
+	u8 iph[EPDN_IPV4_HDR_MAX + 40], th[SAT_TCP_HDR_MAX], flags;
 	u32 ttl = fuzz_u8(in), hl, payload, avail, cap, l4, doff;
 	struct rn_evidence ev;
 	enum rn_ev_status s;
-	struct rn_tcp tcp;
-	struct rn_ip ip;
+	struct sat_tcp tcp;
+	struct sat_ip ip;
 	struct rn_range seg;
 	u8 *h, *t;
 	int ret;
@@ -278,14 +278,14 @@ static void op_packet(struct fuzz_in *in, struct run *x)
 	avail = (flags & 1) ? fuzz_u32(in) : hl + payload + (flags & 0x1e);
 	cap = avail < EPDN_IPV4_HDR_MAX ? avail : EPDN_IPV4_HDR_MAX;
 	h = fuzz_dup(iph, cap);
-	ret = rn_parse_ipv4(h, cap, avail, &ip);
-	if (ret == RN_OK) {
+	ret = sat_parse_ipv4(h, cap, avail, false, &ip);
+	if (ret == SAT_OK) {
 		FUZZ_CHECK(ip.hdr_len >= EPDN_IPV4_HDR_MIN &&
 			   ip.hdr_len <= cap && ip.tot_len >= ip.hdr_len &&
 			   ip.tot_len <= avail && ip.ttl == h[8]);
 		FUZZ_CHECK(ip.frag == !!(h[6] & 0x3f || h[7]));
 	}
-	if (ret != RN_OK || ip.frag) {
+	if (ret != SAT_OK || ip.frag) {
 		fuzz_free(h, cap);
 		return;
 	}
@@ -305,20 +305,20 @@ static void op_packet(struct fuzz_in *in, struct run *x)
 	th[13] = fuzz_u8(in);
 	fuzz_fill(in, th + 20, (doff - 5) * 4);
 	l4 = ip.tot_len - ip.hdr_len;
-	cap = l4 < RN_TCP_HDR_MAX ? l4 : RN_TCP_HDR_MAX;
+	cap = l4 < SAT_TCP_HDR_MAX ? l4 : SAT_TCP_HDR_MAX;
 	t = fuzz_dup(th, cap);
-	ret = rn_parse_tcp(t, cap, l4, &tcp);
+	ret = sat_parse_tcp(t, cap, l4, &tcp);
 	fuzz_free(t, cap);
-	if (ret != RN_OK) {
+	if (ret != SAT_OK) {
 		FUZZ_CHECK(cap < 20 || l4 < doff * 4 || cap < doff * 4);
 		return;
 	}
 	FUZZ_CHECK(tcp.hdr_len == doff * 4 && tcp.payload == l4 - doff * 4);
 	FUZZ_CHECK(tcp.end_seq - tcp.seq == tcp.payload +
-		   !!(tcp.flags & RN_TCP_SYN) + !!(tcp.flags & RN_TCP_FIN));
+		   !!(tcp.flags & SAT_TCP_SYN) + !!(tcp.flags & SAT_TCP_FIN));
 	seg = rn_range_make(tcp.seq, tcp.end_seq);
 	data(x, &seg, &ev);
-	if (tcp.flags & RN_TCP_FIN)
+	if (tcp.flags & SAT_TCP_FIN)
 		rn_recv_fin(x->st, tcp.end_seq);
 }
 
@@ -328,7 +328,7 @@ static void ack(struct run *x, u32 ack, u32 wnd)
 	u32 was_nxt = st->rcv_nxt;
 
 	check_mark(st, ack, rn_recv_ack(st, ack, wnd));
-	FUZZ_CHECK(st->rcv_nxt == (rn_seq_after(ack, was_nxt) ? ack :
+	FUZZ_CHECK(st->rcv_nxt == (sat_after(ack, was_nxt) ? ack :
 				   was_nxt));
 }
 
@@ -346,14 +346,14 @@ static u32 build_tcpopts(struct fuzz_in *in, u32 a, u8 *o)
 
 	memset(o, 0, 40);
 	if (fuzz_u8(in) & 1) {
-		o[len++] = EPDN_IPOPT_NOP;
+		o[len++] = SAT_OPT_NOP;
 		o[len++] = 3;
 		o[len++] = 3;
 		o[len++] = fuzz_u8(in);
 	}
 	if (n) {
-		o[len++] = EPDN_IPOPT_NOP;
-		o[len++] = EPDN_IPOPT_NOP;
+		o[len++] = SAT_OPT_NOP;
+		o[len++] = SAT_OPT_NOP;
 		o[len++] = 5;
 		o[len++] = (u8)(2 + 8 * n);
 		for (i = 0; i < n; i++) {
@@ -384,7 +384,7 @@ static void op_ackpkt(struct fuzz_in *in, struct run *x)
 	rn_parse_tcpopts(o, len, a, &to);
 	fuzz_free(o, len);
 	FUZZ_CHECK(to.wscale >= -1 && to.wscale <= RN_WSCALE_MAX);
-	FUZZ_CHECK(to.sack ? rn_seq_after(to.sack_high, a) :
+	FUZZ_CHECK(to.sack ? sat_after(to.sack_high, a) :
 		   to.sack_high == a);
 	if (mode & 2) {		/* SYN: the flow starts (rn_flow_start()) */
 		rn_recv_init(x->st, a, win, to.wscale < 0 ? 0 : to.wscale);
@@ -413,8 +413,7 @@ static void op_fin(struct fuzz_in *in, struct run *x)
 	struct rn_recv *st = x->st;
 
 	rn_recv_fin(st, read_seq(in, st));
-	FUZZ_CHECK(rn_recv_done(st) == !rn_seq_before(st->rcv_nxt,
-						      st->fin_end));
+	FUZZ_CHECK(rn_recv_done(st) == !sat_before(st->rcv_nxt, st->fin_end));
 }
 
 /* ---- the free-standing range sets ---- */

@@ -51,8 +51,8 @@ static u32 build_opts(struct fuzz_in *in, u32 ack, u8 *o)
 	u32 len = 0, n, i, k;
 
 	if (mode & 1) {
-		o[len++] = RN_OPT_NOP;
-		o[len++] = RN_OPT_NOP;
+		o[len++] = SAT_OPT_NOP;
+		o[len++] = SAT_OPT_NOP;
 		o[len++] = 8;
 		o[len++] = 10;
 		fuzz_fill(in, o + len, 8);
@@ -62,8 +62,8 @@ static u32 build_opts(struct fuzz_in *in, u32 ack, u8 *o)
 		n = 1 + fuzz_pick(in, RN_SACK_MAX);
 		if (len + 4 + 8 * n > 40)
 			break;
-		o[len++] = RN_OPT_NOP;
-		o[len++] = RN_OPT_NOP;
+		o[len++] = SAT_OPT_NOP;
+		o[len++] = SAT_OPT_NOP;
 		o[len++] = RN_OPT_SACK;
 		o[len++] = (u8)(2 + 8 * n);
 		for (i = 0; i < n; i++) {
@@ -81,45 +81,46 @@ static u32 build_opts(struct fuzz_in *in, u32 ack, u8 *o)
 static void check_wire(const u8 *th, u32 len, enum rn_parse_result res,
 		       const struct rn_wire *w)
 {
-	u32 hlen = len >= RN_TH_LEN ? (th[12] >> 4) * 4u : 0;
+	u32 hlen = len >= SAT_TCP_HDR_MIN ? (th[12] >> 4) * 4u : 0;
 
-	if (len < RN_TH_LEN || hlen < RN_TH_LEN || hlen > len) {
+	if (len < SAT_TCP_HDR_MIN || hlen < SAT_TCP_HDR_MIN || hlen > len) {
 		FUZZ_CHECK(res == RN_PARSE_BAD);
 		return;
 	}
-	if (!(th[13] & RN_TH_ACK) || (th[13] & (RN_TH_SYN | RN_TH_RST))) {
+	if (!(th[13] & SAT_TCP_ACK) || (th[13] & (SAT_TCP_SYN | SAT_TCP_RST))) {
 		FUZZ_CHECK(res == RN_PARSE_NOT_ACK);
 		return;
 	}
 	FUZZ_CHECK(res == RN_PARSE_OK && w->hdr_len == hlen);
-	FUZZ_CHECK(w->ack == rn_get32(th + 8) && w->seq == rn_get32(th + 4));
+	FUZZ_CHECK(w->ack == sat_get_be32(th + 8) &&
+		   w->seq == sat_get_be32(th + 4));
 	FUZZ_CHECK(!!(w->flags & RN_W_DN) == !!(th[RN_DN_BYTE] & RN_DN_MASK));
-	FUZZ_CHECK(!!(w->flags & RN_W_ECE) == !!(th[13] & RN_TH_ECE));
+	FUZZ_CHECK(!!(w->flags & RN_W_ECE) == !!(th[13] & SAT_TCP_ECE));
 	FUZZ_CHECK(!(w->flags & ~(RN_W_DN | RN_W_HOLE | RN_W_DSACK |
 				  RN_W_ECE | RN_W_BADOPT)));
 	FUZZ_CHECK(!(w->flags & RN_W_DSACK) ||
-		   rn_before(w->dsack_start, w->dsack_end));
+		   sat_before(w->dsack_start, w->dsack_end));
 }
 
 /* One ACK through the hook: parse, then count into the latch. */
 static void op_wire(struct fuzz_in *in, struct run *x)
 {
-	u8 b[RN_TH_MAXLEN] = { 0 }, mode = fuzz_u8(in), *th;
+	u8 b[SAT_TCP_HDR_MAX] = { 0 }, mode = fuzz_u8(in), *th;
 	u32 ack = fuzz_near(in, x->una), len, olen;
 	struct rn_latch was = x->l;
 	enum rn_parse_result res;
 	struct rn_wire w;
 
 	if (mode & 1) {
-		len = fuzz_pick(in, RN_TH_MAXLEN + 1);
+		len = fuzz_pick(in, SAT_TCP_HDR_MAX + 1);
 		fuzz_fill(in, b, len);
 	} else {
-		olen = build_opts(in, ack, b + RN_TH_LEN);
-		len = RN_TH_LEN + ((olen + 3) & ~3u);
+		olen = build_opts(in, ack, b + SAT_TCP_HDR_MIN);
+		len = SAT_TCP_HDR_MIN + ((olen + 3) & ~3u);
 		put32(b + 4, fuzz_u32(in));
 		put32(b + 8, ack);
 		b[12] = (u8)(len / 4 << 4) | (fuzz_u8(in) & 0x0f);
-		b[13] = RN_TH_ACK | (fuzz_u8(in) & RN_TH_ECE);
+		b[13] = SAT_TCP_ACK | (fuzz_u8(in) & SAT_TCP_ECE);
 		if (mode & 2)
 			b[13] = fuzz_u8(in);
 		if (mode & 4)
@@ -285,7 +286,7 @@ static void op_enter(struct fuzz_in *in, struct run *x)
 	if (bits & 2) {
 		x->now_us = fuzz_near(in, x->now_us);
 		rn_es_start(&s->es, start, end, x->now_us);
-		FUZZ_CHECK(s->es.state == (rn_before(start, end) ?
+		FUZZ_CHECK(s->es.state == (sat_before(start, end) ?
 					   RN_ES_SENT : RN_ES_IDLE));
 	}
 }
@@ -330,7 +331,7 @@ static void op_pure(struct fuzz_in *in, struct run *x)
 	FUZZ_CHECK(d >= x->p.dupthresh_min && d <= x->p.dupthresh_max);
 	FUZZ_CHECK(d == x->p.dupthresh_max || d >= swnd);
 	FUZZ_CHECK(rn_acked_still_queued(true, end, una) ==
-		   !rn_after(end, una));
+		   !sat_after(end, una));
 	FUZZ_CHECK(rn_lt_cap(&x->s, fuzz_u32(in)) <= x->s.lt_cwnd);
 }
 

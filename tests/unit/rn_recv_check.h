@@ -17,7 +17,7 @@ static inline int rset_sane(const struct rn_rset *s)
 	for (i = 0; i < s->n; i++) {
 		if (rn_range_empty(&s->r[i]))
 			return 0;
-		if (i && !rn_seq_after(s->r[i].start, s->r[i - 1].end))
+		if (i && !sat_after(s->r[i].start, s->r[i - 1].end))
 			return 0;
 	}
 	return 1;
@@ -27,7 +27,7 @@ static inline int ranges_meet(const struct rn_range *a,
 			      const struct rn_range *b)
 {
 	return !rn_range_empty(a) && !rn_range_empty(b) &&
-	       rn_seq_before(a->start, b->end) && rn_seq_before(b->start, a->end);
+	       sat_before(a->start, b->end) && sat_before(b->start, a->end);
 }
 
 static inline int rset_meets(const struct rn_rset *s, const struct rn_range *r)
@@ -64,7 +64,7 @@ static inline int recv_sane(const struct rn_recv *st)
 	if (!rset_sane(&st->drop) || !rset_sane(&st->reorder) ||
 	    !rset_in_window(&st->drop, st) || !rset_in_window(&st->reorder, st) ||
 	    span > RN_WINDOW_MAX || st->q_end - st->rcv_nxt > span ||
-	    rn_seq_after(st->q_start, st->q_end))
+	    sat_after(st->q_start, st->q_end))
 		return 0;
 	for (i = 0; i < st->drop.n; i++)
 		if (rset_meets(&st->reorder, &st->drop.r[i]))

@@ -60,7 +60,7 @@ static void test_dupthresh(void)
 /* ---- the ACK parser ---- */
 
 struct seg {
-	u8 b[RN_TH_MAXLEN];
+	u8 b[SAT_TCP_HDR_MAX];
 	u32 len;
 };
 
@@ -69,7 +69,7 @@ static struct seg mkseg(u32 seq, u32 ack, u8 flags, bool dn,
 			const u8 *opt, u32 olen)
 {
 	struct seg s;
-	u32 hl = RN_TH_LEN + ((olen + 3) & ~3u);
+	u32 hl = SAT_TCP_HDR_MIN + ((olen + 3) & ~3u);
 
 	memset(&s, 0, sizeof(s));
 	s.b[0] = 0x13;
@@ -79,7 +79,7 @@ static struct seg mkseg(u32 seq, u32 ack, u8 flags, bool dn,
 	s.b[12] = (hl / 4) << 4 | (dn ? RN_DN_MASK : 0);
 	s.b[13] = flags;
 	if (olen)
-		memcpy(s.b + RN_TH_LEN, opt, olen);
+		memcpy(s.b + SAT_TCP_HDR_MIN, opt, olen);
 	s.len = hl;
 	return s;
 }
@@ -89,8 +89,8 @@ static u32 mksack(u8 *o, const u32 *blk, u32 n)
 {
 	u32 i;
 
-	o[0] = RN_OPT_NOP;
-	o[1] = RN_OPT_NOP;
+	o[0] = SAT_OPT_NOP;
+	o[1] = SAT_OPT_NOP;
 	o[2] = RN_OPT_SACK;
 	o[3] = 2 + 8 * n;
 	for (i = 0; i < 2 * n; i++)
@@ -101,7 +101,7 @@ static u32 mksack(u8 *o, const u32 *blk, u32 n)
 static void test_parse_plain(void)
 {
 	struct rn_wire w;
-	struct seg s = mkseg(7, 1000, RN_TH_ACK, false, NULL, 0);
+	struct seg s = mkseg(7, 1000, SAT_TCP_ACK, false, NULL, 0);
 
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.ack, 1000);
@@ -109,12 +109,12 @@ static void test_parse_plain(void)
 	CHECK_EQ(w.flags, 0);
 	CHECK_EQ(w.hdr_len, 20);
 
-	s = mkseg(7, 1000, RN_TH_ACK | RN_TH_ECE, true, NULL, 0);
+	s = mkseg(7, 1000, SAT_TCP_ACK | SAT_TCP_ECE, true, NULL, 0);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DN | RN_W_ECE);
 
 	/* AE (0x01) and the other reserved bits are not the DN bit */
-	s = mkseg(7, 1000, RN_TH_ACK, false, NULL, 0);
+	s = mkseg(7, 1000, SAT_TCP_ACK, false, NULL, 0);
 	s.b[12] |= 0x0d;
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK(!(w.flags & RN_W_DN));
@@ -123,16 +123,16 @@ static void test_parse_plain(void)
 static void test_parse_not_ack_and_bad(void)
 {
 	struct rn_wire w;
-	struct seg s = mkseg(1, 2, RN_TH_SYN | RN_TH_ACK, true, NULL, 0);
+	struct seg s = mkseg(1, 2, SAT_TCP_SYN | SAT_TCP_ACK, true, NULL, 0);
 
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_NOT_ACK);
-	s = mkseg(1, 2, RN_TH_RST | RN_TH_ACK, true, NULL, 0);
+	s = mkseg(1, 2, SAT_TCP_RST | SAT_TCP_ACK, true, NULL, 0);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_NOT_ACK);
 	s = mkseg(1, 2, 0, true, NULL, 0);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_NOT_ACK);
 
 	/* doff below 5, doff beyond the bytes we have, short header */
-	s = mkseg(1, 2, RN_TH_ACK, false, NULL, 0);
+	s = mkseg(1, 2, SAT_TCP_ACK, false, NULL, 0);
 	s.b[12] = 4 << 4;
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_BAD);
 	s.b[12] = 15 << 4;
@@ -153,7 +153,7 @@ static void test_parse_sack(void)
 	blk[0] = 2000;
 	blk[1] = 3000;
 	n = mksack(o, blk, 1);
-	s = mkseg(1, 1000, RN_TH_ACK, true, o, n);
+	s = mkseg(1, 1000, SAT_TCP_ACK, true, o, n);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DN | RN_W_HOLE);
 
@@ -161,7 +161,7 @@ static void test_parse_sack(void)
 	blk[0] = 500;
 	blk[1] = 600;
 	n = mksack(o, blk, 1);
-	s = mkseg(1, 1000, RN_TH_ACK, false, o, n);
+	s = mkseg(1, 1000, SAT_TCP_ACK, false, o, n);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DSACK);
 	CHECK_EQ(w.dsack_start, 500);
@@ -173,7 +173,7 @@ static void test_parse_sack(void)
 	blk[2] = 2000;
 	blk[3] = 3000;
 	n = mksack(o, blk, 2);
-	s = mkseg(1, 1000, RN_TH_ACK, false, o, n);
+	s = mkseg(1, 1000, SAT_TCP_ACK, false, o, n);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DSACK | RN_W_HOLE);
 	CHECK_EQ(w.dsack_start, 2100);
@@ -188,7 +188,7 @@ static void test_parse_sack(void)
 	blk[6] = 0x500;
 	blk[7] = 0x600;
 	n = mksack(o, blk, 4);
-	s = mkseg(1, 0xffffff00, RN_TH_ACK, true, o, n);
+	s = mkseg(1, 0xffffff00, SAT_TCP_ACK, true, o, n);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DN | RN_W_HOLE);
 
@@ -198,20 +198,20 @@ static void test_parse_sack(void)
 	blk[2] = 3000;
 	blk[3] = 2500;
 	n = mksack(o, blk, 2);
-	s = mkseg(1, 1000, RN_TH_ACK, true, o, n);
+	s = mkseg(1, 1000, SAT_TCP_ACK, true, o, n);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DN);
 
 	/* timestamps first, then SACK */
 	memset(o, 0, sizeof(o));
-	o[0] = RN_OPT_NOP;
-	o[1] = RN_OPT_NOP;
+	o[0] = SAT_OPT_NOP;
+	o[1] = SAT_OPT_NOP;
 	o[2] = 8;
 	o[3] = 10;
 	blk[0] = 4000;
 	blk[1] = 5000;
 	n = 12 + mksack(o + 12, blk, 1);
-	s = mkseg(1, 1000, RN_TH_ACK, false, o, n);
+	s = mkseg(1, 1000, SAT_TCP_ACK, false, o, n);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_HOLE);
 }
@@ -226,7 +226,7 @@ static void test_parse_malformed_options(void)
 	memset(o, 0, sizeof(o));
 	o[0] = 8;
 	o[1] = 1;
-	s = mkseg(1, 1000, RN_TH_ACK, true, o, 4);
+	s = mkseg(1, 1000, SAT_TCP_ACK, true, o, 4);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DN | RN_W_BADOPT);
 
@@ -235,27 +235,27 @@ static void test_parse_malformed_options(void)
 	o[1] = 34;
 	put32(o + 2, 2000);
 	put32(o + 6, 3000);
-	s = mkseg(1, 1000, RN_TH_ACK, true, o, 12);
+	s = mkseg(1, 1000, SAT_TCP_ACK, true, o, 12);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_DN | RN_W_BADOPT);
 
 	/* SACK length not 2 + 8n */
 	o[1] = 11;
-	s = mkseg(1, 1000, RN_TH_ACK, true, o, 12);
+	s = mkseg(1, 1000, SAT_TCP_ACK, true, o, 12);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK(w.flags & RN_W_BADOPT);
 	CHECK(!(w.flags & RN_W_HOLE));
 
 	/* SACK with no block */
 	o[1] = 2;
-	s = mkseg(1, 1000, RN_TH_ACK, true, o, 4);
+	s = mkseg(1, 1000, SAT_TCP_ACK, true, o, 4);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK(w.flags & RN_W_BADOPT);
 
 	/* kind with no room for its length byte */
-	memset(o, RN_OPT_NOP, sizeof(o));
+	memset(o, SAT_OPT_NOP, sizeof(o));
 	o[3] = 30;
-	s = mkseg(1, 1000, RN_TH_ACK, false, o, 4);
+	s = mkseg(1, 1000, SAT_TCP_ACK, false, o, 4);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, RN_W_BADOPT);
 
@@ -265,15 +265,15 @@ static void test_parse_malformed_options(void)
 		u32 n = mksack(o, blk, 1);
 
 		n += mksack(o + n, blk, 1);
-		s = mkseg(1, 1000, RN_TH_ACK, false, o, n);
+		s = mkseg(1, 1000, SAT_TCP_ACK, false, o, n);
 		CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 		CHECK_EQ(w.flags, RN_W_HOLE | RN_W_BADOPT);
 	}
 
 	/* EOL ends the list: garbage after it is not read */
 	memset(o, 0xff, sizeof(o));
-	o[0] = RN_OPT_EOL;
-	s = mkseg(1, 1000, RN_TH_ACK, false, o, 8);
+	o[0] = SAT_OPT_EOL;
+	s = mkseg(1, 1000, SAT_TCP_ACK, false, o, 8);
 	CHECK_EQ(rn_parse_ack(s.b, s.len, &w), RN_PARSE_OK);
 	CHECK_EQ(w.flags, 0);
 }
@@ -283,7 +283,7 @@ static void test_parse_fuzz(void)
 {
 	u32 x = 12345, i, j;
 	struct rn_wire w;
-	u8 b[RN_TH_MAXLEN], *p;
+	u8 b[SAT_TCP_HDR_MAX], *p;
 
 	for (i = 0; i < 200000; i++) {
 		u32 len;
@@ -293,7 +293,7 @@ static void test_parse_fuzz(void)
 			b[j] = x >> 16;
 		}
 		if (i & 1) {
-			b[13] = RN_TH_ACK;
+			b[13] = SAT_TCP_ACK;
 			b[20] = RN_OPT_SACK;
 		}
 		len = (x >> 8) % (sizeof(b) + 1);
@@ -305,7 +305,7 @@ static void test_parse_fuzz(void)
 		rn_parse_ack(p, len, &w);
 		free(p);
 		if (w.flags & RN_W_DSACK)
-			CHECK(rn_before(w.dsack_start, w.dsack_end));
+			CHECK(sat_before(w.dsack_start, w.dsack_end));
 	}
 	CHECK(1);
 }

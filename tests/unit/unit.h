@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int unit_failed;
 static int unit_checks;
@@ -56,6 +57,25 @@ static inline void put32(unsigned char *p, unsigned int v)
 {
 	put16(p, v >> 16);
 	put16(p + 2, v);
+}
+
+/*
+ * An IPv4 header of a TCP packet from 10.0.0.1 to 10.0.0.2 into @h (60
+ * bytes), with @optlen bytes of zeroed options; returns its length.
+ */
+static inline unsigned int unit_ipv4(unsigned char *h, unsigned int tot_len,
+				     unsigned char ttl, unsigned int optlen)
+{
+	memset(h, 0, 60);
+	h[0] = (unsigned char)(0x40 | (20 + optlen) / 4);
+	put16(h + 2, tot_len);
+	h[8] = ttl;
+	h[9] = 6;
+	h[12] = 10;
+	h[15] = 1;
+	h[16] = 10;
+	h[19] = 2;
+	return 20 + optlen;
 }
 
 static inline int unit_report(const char *name)
