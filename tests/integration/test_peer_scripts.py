@@ -65,6 +65,10 @@ def test_bpf_esack_same_trace(script, bpf_esack):
     assert " cc %s\n" % bpf_esack in bpf.stdout
     want, got = trace(module.stdout), trace(bpf.stdout)
     assert want, "no tcp_info in the module's timeline"
+    print("%s: %d tcp_info and %d cc_info reads, module %s bpf_esack" % (
+        script_id(script), sum(x.startswith("tcp_info") for x in want),
+        sum(x.startswith("cc_info") for x in want),
+        "==" if got == want else "!="))
     assert got == want, "module | bpf_esack\n" + "\n".join(
         "%-3d %-60s %s" % (i, w, "" if w == g else "<> " + g)
         for i, (w, g) in enumerate(itertools.zip_longest(want, got,
