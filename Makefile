@@ -12,6 +12,10 @@
 # make fuzz       the same for FUZZ_SECONDS (600) each, growing a corpus in
 #                 build/fuzz/work/ run after run; prints executions per target
 # make tc         build the tc plugin(s) for iproute2
+# make bpf        build esack as a BPF congestion control (bpf_esack,
+#                 docs/esack.md) into build/bpf/esack.bpf.o, against
+#                 build/bpf/vmlinux.h made from the VM kernel's BTF
+#                 (tools/vm-run --vmlinux; BPF_KERNEL=6.12 for that one)
 # make test       fuzz-smoke and the tests of tests/*.py on the host, then
 #                 the in-VM suite in two guests at once: test-real (the
 #                 deterministic tests, real clock) and test-virtual (the
@@ -87,9 +91,17 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 FUZZ_SMOKE_SECONDS ?= 8
 FUZZ_SECONDS ?= 600
 
+# The BPF programs: clang, vmlinux.h from the BTF of the kernel the VM
+# boots (CO-RE relocates the object to other kernels' layouts).
+BPF_KERNEL ?= stock
+BPF_CLANG ?= clang
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -D__TARGET_ARCH_x86 \
+	-Ibuild/bpf -Iinclude
+BPF_OBJS := build/bpf/esack.bpf.o
+
 TC_LIBDIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc) /usr/lib/tc)
 
-.PHONY: all modules modules-6.12 unit unit-asan fuzz-build fuzz-smoke fuzz tc test \
+.PHONY: all modules modules-6.12 unit unit-asan fuzz-build fuzz-smoke fuzz tc bpf test \
 	test-real test-virtual test-6.12 test-real-6.12 test-debug soak bench \
 	head-to-head clock-check bench-epdn bench-epdn-cost install clean deps kdir
 
@@ -139,6 +151,26 @@ fuzz: fuzz-build
 tc:
 	$(MAKE) -C tools/tc
 
+bpf: $(BPF_OBJS)
+
+# Made anew when the kernel choice changes (the path is in the .cmd file).
+build/bpf/vmlinux.h: FORCE
+	@mkdir -p $(dir $@)
+	@vmlinux=$$(tools/vm-run --kernel $(BPF_KERNEL) --vmlinux) && \
+	if [ "$$(cat $@.cmd 2>/dev/null)" != "$$vmlinux" ] || \
+	   [ "$$vmlinux" -nt $@ ]; then \
+		echo "  BTF     $@ ($$vmlinux)"; \
+		bpftool btf dump file "$$vmlinux" format c > $@.tmp && \
+		mv $@.tmp $@ && echo "$$vmlinux" > $@.cmd; \
+	fi
+
+build/bpf/%.bpf.o: */%.bpf.c build/bpf/vmlinux.h $(wildcard include/satnet/*.h) \
+		$(wildcard */*_core.c) $(wildcard */*_hooks.h)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+.PHONY: FORCE
+FORCE:
+
 deps:
 	tools/install-deps.sh
 
@@ -154,7 +186,7 @@ PYTEST := /usr/bin/python3 -m pytest -p no:cacheprovider
 
 test: deps
 	$(MAKE) modules modules-6.12 $(CI_KFLAGS)
-	$(MAKE) unit tc
+	$(MAKE) unit tc bpf
 	$(MAKE) fuzz-smoke
 	$(PYTEST) -v --ignore=tests/integration tests
 	$(MAKE) -j2 --output-sync=target test-real-6.12 test-virtual

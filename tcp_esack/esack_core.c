@@ -8,7 +8,9 @@
  * odd-window losses get rules A1-A3, even-window losses B1-B3.  Window
  * lengths are in segments; sequence numbers are bytes and wrap.
  */
-#ifdef __KERNEL__
+#if defined(__bpf__)
+#define memset __builtin_memset	/* no libc: clang expands it inline */
+#elif defined(__KERNEL__)
 #include <linux/string.h>
 #else
 #include <string.h>
@@ -115,6 +117,16 @@ static void esack_set_window(struct esack_core *c, u32 nxt, u32 wnd)
 /* ---- events ---- */
 
 /*
+ * Take back one event counted as @rule.  @rule is always a rule, but the
+ * BPF verifier (tcp_esack/esack.bpf.c) must see the index bounded.
+ */
+static void esack_uncount(struct esack_core *c, u8 rule)
+{
+	if (rule < ESACK_RULES && c->count[rule])
+		c->count[rule]--;
+}
+
+/*
  * A loss event detected by fast retransmit (rules A1, A2, B1, B2).
  * Returns the ssthresh, i.e. the cwnd after recovery, in segments.  An
  * RTO calls esack_timeout() right after this to turn it into A3/B3.
@@ -158,8 +170,7 @@ u32 esack_timeout(struct esack_core *c, u32 nxt)
 	if (last == ESACK_NONE)
 		return 0;
 	if (last != rule) {
-		if (c->count[last])
-			c->count[last]--;
+		esack_uncount(c, last);
 		c->count[rule]++;
 		c->cur.last = rule;
 	}
@@ -175,8 +186,7 @@ static bool esack_revert(struct esack_core *c)
 
 	if (!c->can_undo)
 		return false;
-	if (c->count[last])
-		c->count[last]--;
+	esack_uncount(c, last);
 	c->cur = c->saved;
 	c->can_undo = 0;
 	return true;

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Shared fixtures: module loading."""
+"""Shared fixtures: module loading, BPF congestion controls."""
 
 import gzip
 import os
+import shutil
 import subprocess
 import time
 
@@ -92,3 +93,49 @@ def parallel(flow, jobs, timeout=900):
 
     return together(lambda i, barrier, **kw:
                     flow(port=5201 + i, barrier=barrier, **kw), jobs, timeout)
+
+
+def bpf_struct_ops_missing():
+    """Why this machine cannot register a BPF congestion control, or
+    None: bpftool, the kernel's BTF and its tcp_congestion_ops struct_ops
+    (CONFIG_BPF_JIT, CONFIG_DEBUG_INFO_BTF) are needed."""
+    if not shutil.which("bpftool"):
+        return "no bpftool (tools/install-deps.sh installs it)"
+    try:
+        with open("/sys/kernel/btf/vmlinux", "rb") as f:
+            btf = f.read()
+    except OSError:
+        return "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+    if b"bpf_struct_ops_tcp_congestion_ops" not in btf:
+        return "the kernel has no BPF struct_ops for tcp_congestion_ops"
+    return None
+
+
+def bpf_unregister(name):
+    """Unregister the struct_ops map @name (the C variable of the
+    .struct_ops section); True when one was registered."""
+    return subprocess.call(["bpftool", "struct_ops", "unregister", "name",
+                            name], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL) == 0
+
+
+@pytest.fixture(scope="session")
+def bpf_esack():
+    """The BPF version of esack (make bpf, docs/esack.md) registered as
+    congestion control bpf_esack for the session, beside the module;
+    skipped where BPF congestion controls are not to be had, failed when
+    the object is missing or the kernel refuses it (the verifier's log
+    is in the message)."""
+    why = bpf_struct_ops_missing()
+    if why:
+        pytest.skip(why)
+    obj = os.path.join(TOP, "build", "bpf", "esack.bpf.o")
+    if not os.path.exists(obj):
+        pytest.fail("%s: not built (make bpf)" % obj)
+    bpf_unregister("bpf_esack")         # a stale one from an aborted run
+    r = subprocess.run(["bpftool", "struct_ops", "register", obj],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, "bpftool struct_ops register %s:\n%s%s" % (
+        obj, r.stdout, r.stderr)
+    yield "bpf_esack"
+    assert bpf_unregister("bpf_esack"), "bpf_esack was unregistered"

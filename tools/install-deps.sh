@@ -16,7 +16,7 @@ DEBS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static
       python3-pip python3-setuptools python3-tqdm python3-scipy
       build-essential bc flex bison libelf-dev libmnl-dev pkg-config
       linux-source-6.1 iputils-ping procps valgrind clang libclang-rt-14-dev
-      llvm"
+      llvm libbpf-dev"
 
 missing=""
 for p in $DEBS; do

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel's integer types for the plain-C algorithm cores, so that the
- * same core file compiles into a module and into a userspace unit test.
+ * same core file compiles into a module, into a userspace unit test and
+ * into a BPF program (clang -target bpf, whose vmlinux.h has them all).
  */
 #ifndef SATNET_TYPES_H
 #define SATNET_TYPES_H
 
-#ifdef __KERNEL__
+#if defined(__bpf__)
+/* vmlinux.h, included first, has the types */
+#elif defined(__KERNEL__)
 #include <linux/types.h>
 #include <linux/math64.h>
 #else

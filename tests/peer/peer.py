@@ -7,6 +7,7 @@ in the API are relative (SYN = 0, first data byte = 1, in each direction);
 segments on the wire carry absolute ones.
 """
 
+import ctypes
 import errno
 import fcntl
 import os
@@ -26,6 +27,53 @@ TCP_CONGESTION, TCP_INFO, TCP_CC_INFO = 13, 11, 26
 HOST = {4: "192.0.2.1", 6: "fd00:2::1"}
 PEER = {4: "192.0.2.2", 6: "fd00:2::2"}
 PEER_ISN = 0x40000000           # the peer's initial sequence number
+
+# A BPF congestion control cannot have get_info on 6.1: ours store what
+# it would report (the DCTCP slot of TCP_CC_INFO) in a socket storage map
+# of this name (tcp_esack/esack.bpf.c).
+BPF_CC_INFO_MAP = b"satnet_cc_info"
+SYS_BPF = 321                   # x86_64
+BPF_MAP_LOOKUP_ELEM, BPF_MAP_GET_NEXT_ID = 1, 12
+BPF_MAP_GET_FD_BY_ID, BPF_OBJ_GET_INFO_BY_FD = 14, 15
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _bpf(cmd, attr):
+    """bpf(2) with @attr, a ctypes buffer; the result or -errno."""
+    r = _libc.syscall(ctypes.c_long(SYS_BPF), ctypes.c_int(cmd), attr,
+                      ctypes.c_uint(len(attr)))
+    return r if r >= 0 else -ctypes.get_errno()
+
+
+def bpf_sk_storage(sock, name, size):
+    """@size bytes that a socket storage map named @name holds for
+    @sock, or None: no such map (or no bpf(2)), or no entry for it."""
+    map_id = 0
+    while True:
+        attr = ctypes.create_string_buffer(struct.pack("=I", map_id), 64)
+        if _bpf(BPF_MAP_GET_NEXT_ID, attr) < 0:
+            return None
+        map_id = struct.unpack_from("=I", attr.raw, 4)[0]
+        attr = ctypes.create_string_buffer(struct.pack("=I", map_id), 64)
+        fd = _bpf(BPF_MAP_GET_FD_BY_ID, attr)
+        if fd < 0:
+            continue
+        try:
+            info = ctypes.create_string_buffer(80)
+            attr = ctypes.create_string_buffer(struct.pack(
+                "=IIQ", fd, len(info), ctypes.addressof(info)), 64)
+            if _bpf(BPF_OBJ_GET_INFO_BY_FD, attr) < 0 or \
+                    info.raw[24:40].rstrip(b"\0") != name:
+                continue
+            key = ctypes.c_int(sock.fileno())
+            value = ctypes.create_string_buffer(size)
+            attr = ctypes.create_string_buffer(struct.pack(
+                "=IIQQQ", fd, 0, ctypes.addressof(key),
+                ctypes.addressof(value), 0), 64)
+            if _bpf(BPF_MAP_LOOKUP_ELEM, attr) == 0:
+                return value.raw
+        finally:
+            os.close(fd)
 
 # struct tcp_info of include/uapi/linux/tcp.h, as in 6.1 (232 bytes).
 TCP_INFO_FIELDS = (
@@ -76,8 +124,10 @@ class Peer:
 
     OPEN, DISORDER, CWR, RECOVERY, LOSS = range(5)
 
-    def __init__(self, family=4):
+    def __init__(self, family=4, cc_map=None):
         self.family = family
+        # run.py --cc OLD=NEW: a script's cc OLD is replaced by NEW
+        self.cc_map = dict(cc_map or {})
         self.host, self.peer = HOST[family], PEER[family]
         self.t0 = time.monotonic()
         self.timeline = []
@@ -198,6 +248,7 @@ class Peer:
         fire a retransmission timeout in the middle of a timeline; None
         leaves the kernel's 200 ms.  @synack_delay (s) holds the SYN-ACK
         back: the handshake's RTT sample, and so min_rtt, is that long."""
+        cc = self.cc_map.get(cc, cc)
         attrs = []
         if initcwnd:
             attrs.append("initcwnd %d" % initcwnd)
@@ -248,6 +299,7 @@ class Peer:
         return c
 
     def listen(self, cc=None, port=8080):
+        cc = self.cc_map.get(cc, cc)
         s = socket.socket(socket.AF_INET6 if self.family == 6
                           else socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -378,6 +430,8 @@ class Conn:
 
     def cc_info(self):
         raw = self.sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 64)
+        if not raw:             # no get_info: a BPF congestion control
+            raw = bpf_sk_storage(self.sock, BPF_CC_INFO_MAP, 16) or b""
         raw += b"\0" * (16 - len(raw))
         i = dict(zip(CC_INFO_FIELDS, struct.unpack("=HHIII", raw[:16])))
         self.p.log("=", "cc_info %s" % i)

@@ -53,7 +53,8 @@ def loaded(name):
 
 
 def load_modules(paths):
-    subprocess.run(["modprobe", "tun"], check=True)
+    if not os.path.exists("/sys/class/misc/tun"):   # built in, or loaded
+        subprocess.run(["modprobe", "tun"], check=True)
     for rel in paths:
         path = os.path.join(TOP, rel)
         name = os.path.basename(path)[:-3]
@@ -85,7 +86,7 @@ def restore_params(old):
             f.write(value + "\n")
 
 
-def child(path, family):
+def child(path, family, cc_map):
     """Inside the new namespace: sysctls, then the script's timeline."""
     sys.path.insert(0, HERE)
     import peer
@@ -97,7 +98,7 @@ def child(path, family):
                                                      {}).items()):
             with open("/proc/sys/" + name.replace(".", "/"), "w") as f:
                 f.write("%s\n" % value)
-        t = peer.Peer(family)
+        t = peer.Peer(family, cc_map)
         mod.run(t)
         status, why = 0, "ok"
     except peer.ScriptFailure as e:
@@ -112,9 +113,11 @@ def child(path, family):
     return status
 
 
-def run_one(path, family, verbose, timeout):
+def run_one(path, family, verbose, timeout, ccs):
     cmd = ["unshare", "--net", sys.executable, os.path.abspath(__file__),
            "--child", "--family", str(family), path]
+    for old_new in ccs:
+        cmd += ["--cc", old_new]
     start = time.monotonic()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True,
@@ -153,23 +156,34 @@ def main():
                     help="IPv6 runs only")
     ap.add_argument("--timeout", type=int, default=180,
                     help="seconds per run (default 180)")
+    ap.add_argument("--cc", action="append", default=[], metavar="OLD=NEW",
+                    help="connect and listen with congestion control NEW "
+                    "where a script asks for OLD (esack=bpf_esack: the "
+                    "BPF version, registered beforehand); repeatable")
+    ap.add_argument("--no-modules", action="store_true",
+                    help="load none of the scripts' MODULES (a kernel "
+                    "that refuses unsigned modules, with --cc)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--family", type=int, default=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if any(x.count("=") != 1 for x in args.cc):
+        ap.error("--cc takes OLD=NEW")
     if args.child:
-        sys.exit(child(args.scripts[0], args.family))
+        sys.exit(child(args.scripts[0], args.family,
+                       dict(x.split("=") for x in args.cc)))
     if os.geteuid() != 0:
         sys.exit("run.py: needs root (namespaces, insmod); "
                  "try: tools/vm-run -- python3 tests/peer/run.py ...")
     ok = True
     for path in args.scripts:
         mod = load_script(path)
-        load_modules(getattr(mod, "MODULES", []))
+        load_modules([] if args.no_modules else getattr(mod, "MODULES", []))
         old = set_params(getattr(mod, "PARAMS", {}))
         try:
             for fam in getattr(mod, "FAMILIES", (4,)):
                 if args.only in (None, fam):
-                    ok &= run_one(path, fam, args.verbose, args.timeout)
+                    ok &= run_one(path, fam, args.verbose, args.timeout,
+                                  args.cc)
         finally:
             restore_params(old)
     sys.exit(0 if ok else 1)
