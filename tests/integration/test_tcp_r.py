@@ -288,8 +288,8 @@ def test_many_r_flows_over_red_ecn_converge():
     congestion collapse: what crosses the bottleneck is new data (goodput
     >= 85 % of the bytes sent there), RED controls the queue by marking
     (fewer drops than marks), r flows meet ECE when they recover (the ece
-    path), r flows share fairly among themselves and all flows fairly
-    enough (Jain >= 0.8), and reno is not starved: it keeps at least a
+    path), r flows share fairly among themselves and reno flows among
+    themselves (Jain >= 0.8), and reno is not starved: it keeps at least a
     third of r's per-flow goodput (r does not halve for corruption, which
     reno does; seed 000 §4.6 has TCP-R 62-77 % ahead of SACK).
     docs/tcp-r.md has the numbers."""
@@ -319,5 +319,9 @@ def test_many_r_flows_over_red_ecn_converge():
     assert xs["red_marks"] > 0, summary
     assert xs["overflow_drops"] + xs["red_drops"] <= xs["red_marks"], xs
     assert ece > 0, summary
-    assert jain(r_g) >= 0.8 and rec["jain_all"] >= 0.8, summary
+    # Fair within each protocol.  Across them r is meant to lead, as it
+    # does not halve for a corrupted segment and reno does, so Jain's index
+    # over all ten mixes that design with unfairness; the lead is bounded
+    # on its own: reno keeps a third of r's per-flow goodput.
+    assert jain(r_g) >= 0.8 and jain(reno_g) >= 0.8, summary
     assert statistics.mean(reno_g) >= statistics.mean(r_g) / 3, summary
