@@ -20,7 +20,6 @@ import contextlib
 import glob
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -240,8 +239,11 @@ def run_here(a, todo):
 
 def in_vm(a, todo):
     """Run the same command inside a kernel that loads our modules:
-    tools/vm-run runs it natively when this one can, else boots the VM."""
-    argv = [shutil.which("satnet") or "satnet"] + sys.argv[1:] + ["--here"]
+    tools/vm-run runs it natively when this one can, else boots the VM.
+    The guest runs this checkout's package, whatever an installed
+    `satnet` command points at."""
+    argv = ["env", "PYTHONPATH=" + TOP, "python3", "-m", "satnet.cli"] + \
+        sys.argv[1:] + ["--here"]
     timeout = int(estimate_s(todo, a.width) * 2 + 900)
     cmd = [sys.executable, VM_RUN, "--timeout", str(timeout), "--log",
            os.path.join(TOP, "build", "satnet-console.log")]
