@@ -30,6 +30,9 @@
  *   - otherwise Reno's growth (or Hybla's with rtt0_ms), when the ACK
  *     advanced snd_una (SACKed data too once the stack has seen
  *     reordering, as tcp_may_raise_cwnd()) and the flow is cwnd-limited;
+ *     Hybla's stops at what the path holds (include/satnet/grow.h): the
+ *     windowed max of the ACK's delivery rate samples times min RTT,
+ *     plus the queue's share;
  * and sets sk_pacing_rate as tcp_update_pacing_rate() does.  With the
  * pacing parameter (default on) init() asks for TCP's internal pacing
  * when no fq qdisc paces the flow (SK_PACING_NEEDED, as bbr).
@@ -87,7 +90,7 @@ MODULE_PARM_DESC(rack_steer,
 static unsigned int rtt0_ms __read_mostly;
 module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
 MODULE_PARM_DESC(rtt0_ms,
-		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms, also in a modified recovery; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
+		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms, also in a modified recovery, up to 5/4 of max delivery rate * min RTT + 4 segments; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
 
 static bool pacing __read_mostly = true;
 module_param(pacing, bool, 0644);
@@ -102,6 +105,7 @@ struct r {
 				 */
 	u32 last_una;		/* snd_una at the last cong_control() */
 	u32 hole_sent;		/* low bits of the hole's last send time */
+	struct sat_bw bw;	/* delivery rate: what bounds Hybla's growth */
 	u8 hole_sends;		/* its sends seen since the recovery began */
 	u8 rack_steps;		/* RACK's reo_wnd_steps we replaced */
 	u8 flags;		/* R_M_* */
@@ -126,6 +130,7 @@ static void r_init(struct sock *sk)
 	ca->wnd = tcp_snd_cwnd(tp);
 	ca->last_una = tp->snd_una;
 	ca->hole_sent = 0;
+	ca->bw = (struct sat_bw){};
 	ca->hole_sends = 0;
 	ca->rack_steps = 0;
 	ca->flags = 0;
@@ -140,11 +145,33 @@ static void r_release(struct sock *sk)
 	rn_latch_close(sk);
 }
 
-/* Reno's growth, or with rtt0_ms Hybla's; only while cwnd-limited. */
+/*
+ * Reno's growth, or with rtt0_ms Hybla's up to what the path holds; only
+ * while cwnd-limited.
+ */
 static void r_grow_cwnd(struct sock *sk, u32 acked)
 {
-	rn_grow_cwnd(sk, tcp_sk(sk)->snd_una, acked,
-		     sat_rho8(tcp_min_rtt(tcp_sk(sk)), READ_ONCE(rtt0_ms)));
+	const struct r *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 min_rtt = tcp_min_rtt(tp);
+
+	rn_grow_cwnd(sk, tp->snd_una, acked,
+		     sat_rho8(min_rtt, READ_ONCE(rtt0_ms)),
+		     sat_bound(sat_bw_max(&ca->bw), min_rtt));
+}
+
+/* The ACK's delivery rate sample, if valid, into the windowed max. */
+static void r_bw_sample(struct sock *sk, const struct rate_sample *rs)
+{
+	struct r *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 bw = 0;
+
+	if (rs->delivered > 0 && rs->interval_us > 0)
+		bw = sat_bw_rate(rs->delivered,
+				 min_t(u64, rs->interval_us, U32_MAX));
+	sat_bw_update(&ca->bw, (u32)tp->tcp_mstamp, tcp_min_rtt(tp), bw,
+		      rs->is_app_limited);
 }
 
 /*
@@ -357,6 +384,7 @@ static void r_main(struct sock *sk, const struct rate_sample *rs)
 	u32 acked = rs->acked_sacked;
 
 	ca->last_una = tp->snd_una;
+	r_bw_sample(sk, rs);
 	if (state == TCP_CA_Recovery && (ca->core.flags & R_F_MOD)) {
 		if (acked)
 			r_grow_cwnd(sk, acked);

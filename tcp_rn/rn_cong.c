@@ -159,7 +159,7 @@ EXPORT_SYMBOL_GPL(rn_rtt0_ops);
 static unsigned int rtt0_ms __read_mostly;
 module_param_cb(rtt0_ms, &rn_rtt0_ops, &rtt0_ms, 0644);
 MODULE_PARM_DESC(rtt0_ms,
-		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
+		 "Congestion avoidance compensated for the RTT as TCP Hybla's (rho^2/cwnd per segment, rho = min RTT / RTT0), with this RTT0 in ms, up to 5/4 of the last delivery rate * min RTT + 4 segments; slow start stays Reno's (0, the default: Reno's growth, the seed's; Hybla uses 25; at most 1000)");
 
 static unsigned int ece_rtts __read_mostly = 1;
 module_param(ece_rtts, uint, 0644);
@@ -279,7 +279,7 @@ static void rn_params(const struct sock *sk, struct rn_params *p)
 	p->lt_ext = READ_ONCE(lt_ext);
 }
 
-void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8)
+void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8, u32 bound)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 cwnd;
@@ -291,7 +291,7 @@ void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8)
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	cwnd = sat_grow(&tp->snd_cwnd_cnt, tcp_snd_cwnd(tp),
-			tp->snd_ssthresh, acked, rho8);
+			tp->snd_ssthresh, acked, rho8, bound);
 	tcp_snd_cwnd_set(tp, min(cwnd, tp->snd_cwnd_clamp));
 }
 EXPORT_SYMBOL_GPL(rn_grow_cwnd);
@@ -876,21 +876,35 @@ static u32 rn_ssthresh(struct sock *sk)
 }
 
 /*
- * Reno, or with rtt0_ms Hybla's growth; while the cap holds cwnd down, the
- * real cwnd grows.
+ * What bounds Hybla's growth (include/satnet/grow.h).  The private area
+ * has no room left for a windowed max: the stack's saved delivery rate
+ * sample, the last one not app-limited or a higher app-limited one, which
+ * tcp_rate_gen() updated for this ACK before cong_avoid().
+ */
+static u32 rn_bound(const struct tcp_sock *tp, u32 min_rtt)
+{
+	return sat_bound(sat_bw_rate(tp->rate_delivered, tp->rate_interval_us),
+			 min_rtt);
+}
+
+/*
+ * Reno, or with rtt0_ms Hybla's growth up to what the path holds; while
+ * the cap holds cwnd down, the real cwnd grows.
  */
 static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
 	struct rn *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 rho8 = sat_rho8(tcp_min_rtt(tp), READ_ONCE(rtt0_ms));
+	u32 min_rtt = tcp_min_rtt(tp);
+	u32 rho8 = sat_rho8(min_rtt, READ_ONCE(rtt0_ms));
+	u32 bound = rn_bound(tp, min_rtt);
 
 	if (!(ca->core.flags & RN_F_LT)) {
-		rn_grow_cwnd(sk, ack, acked, rho8);
+		rn_grow_cwnd(sk, ack, acked, rho8, bound);
 		return;
 	}
 	tcp_snd_cwnd_set(tp, ca->core.lt_cwnd);
-	rn_grow_cwnd(sk, ack, acked, rho8);
+	rn_grow_cwnd(sk, ack, acked, rho8, bound);
 	ca->core.lt_cwnd = tcp_snd_cwnd(tp);
 	tcp_snd_cwnd_set(tp, rn_lt_cap(&ca->core, tp->sacked_out));
 }

@@ -15,6 +15,22 @@
  *
  * rho is carried as rho << 3 (rho8; 0: Reno's growth).  Hybla's fractions
  * of a segment are kept in 1/128.
+ *
+ * Hybla's growth is bounded by what the path holds: congestion avoidance
+ * does not take cwnd past
+ *
+ *	bound = bw_max * min_rtt * (1 + 1/4) + SAT_BOUND_EXTRA segments,
+ *
+ * bw_max the largest delivery rate of the last 5 to 10 min RTTs.  While
+ * the path is not full, bw * min_rtt is about cwnd and the bound stays a
+ * quarter ahead of it; once the bottleneck is saturated, bw_max is its
+ * rate and cwnd stops near its BDP plus the queue's share.  rho^2 segments
+ * per RTT (576 at a GEO RTT and RTT0 25 ms) would otherwise fill any
+ * queue in a few RTTs and keep it full.  The price: until the rate has
+ * shown the path full, avoidance grows by at most a quarter plus
+ * SAT_BOUND_EXTRA per RTT where rho^2 is more.  The result of each ACK is
+ * clamped, so a stretch ACK cannot carry cwnd past the bound; the bound
+ * never lowers cwnd.  Reno's growth and slow start are not bounded.
  */
 #ifndef SATNET_GROW_H
 #define SATNET_GROW_H
@@ -25,6 +41,25 @@
 #define SAT_RHO8_MAX		(64 << 3)	/* rho = 64 */
 #define SAT_FRAC_SHIFT		7		/* Hybla's 1/128 of a segment */
 #define SAT_RTT0_MS_MAX		1000
+
+/*
+ * The queue's share: the window may exceed the path's BDP by 1/4 of it
+ * (BBR probes with a gain of 5/4), room for a rate that grows to be
+ * measured and for RTTs a little above the minimum.
+ */
+#define SAT_QUEUE_SHARE_SHIFT	2
+/* Segments on top: a window of a few segments still grows. */
+#define SAT_BOUND_EXTRA		4
+/* Delivery rates are segments per us << SAT_BW_SHIFT, as tcp_bbr.c's. */
+#define SAT_BW_SHIFT		24
+/* The max spans two periods of this many min RTTs. */
+#define SAT_BW_PERIOD_RTTS	5
+
+/* Windowed max of the delivery rate: this period's and the last one's. */
+struct sat_bw {
+	u32 max[2];
+	u32 start;		/* clock (us, low 32 bits) of this period */
+};
 
 /* rho << 3 for the path's minimum RTT @rtt_us (~0U: none measured yet). */
 static inline u32 sat_rho8(u32 rtt_us, u32 rtt0_ms)
@@ -85,17 +120,77 @@ static inline u32 sat_grow_hybla(u32 *cnt, u32 cwnd, u32 acked, u32 rho8)
 
 /*
  * @cwnd after @acked more segments were delivered; @cnt carries what is
- * owed between calls.  The caller clamps the result (snd_cwnd_clamp).
+ * owed between calls.  Hybla's avoidance stops at @bound (sat_bound()),
+ * which never lowers cwnd.  The caller clamps the result (snd_cwnd_clamp).
  */
 static inline u32 sat_grow(u32 *cnt, u32 cwnd, u32 ssthresh, u32 acked,
-			   u32 rho8)
+			   u32 rho8, u32 bound)
 {
+	u32 wnd;
+
 	if (!cwnd)
 		cwnd = 1;
 	acked = sat_slow_start(&cwnd, ssthresh, acked);
 	if (!rho8)
 		return sat_grow_reno(cnt, cwnd, acked);
-	return sat_grow_hybla(cnt, cwnd, acked, rho8);
+	if (cwnd >= bound)
+		return cwnd;
+	wnd = sat_grow_hybla(cnt, cwnd, acked, rho8);
+	return wnd < bound ? wnd : bound;
+}
+
+/* A delivery rate sample (SAT_BW_SHIFT); 0 if either is 0. */
+static inline u32 sat_bw_rate(u32 delivered, u32 interval_us)
+{
+	u64 bw;
+
+	if (!delivered || !interval_us)
+		return 0;
+	bw = ((u64)delivered << SAT_BW_SHIFT) / interval_us;
+	return bw < 0xffffffffU ? (u32)bw : 0xffffffffU;
+}
+
+static inline u32 sat_bw_max(const struct sat_bw *b)
+{
+	return b->max[0] > b->max[1] ? b->max[0] : b->max[1];
+}
+
+/*
+ * A rate sample @bw at @now_us.  A new period begins every
+ * SAT_BW_PERIOD_RTTS min RTTs: the max then covers 5 to 10 of them.  An
+ * app-limited sample counts only if it raises the max (as tcp_bbr.c's).
+ */
+static inline void sat_bw_update(struct sat_bw *b, u32 now_us,
+				 u32 min_rtt_us, u32 bw, bool app_limited)
+{
+	u32 period = 0x3fffffffU, age = now_us - b->start;
+
+	if (min_rtt_us < period / SAT_BW_PERIOD_RTTS)
+		period = min_rtt_us * SAT_BW_PERIOD_RTTS;
+	if (age >= period) {
+		b->max[1] = age < 2 * period ? b->max[0] : 0;
+		b->max[0] = 0;
+		b->start = now_us;
+	}
+	if (!bw || (app_limited && bw <= sat_bw_max(b)))
+		return;
+	if (bw > b->max[0])
+		b->max[0] = bw;
+}
+
+/*
+ * Segments the path holds: @bw * @min_rtt_us, plus the queue's share,
+ * plus SAT_BOUND_EXTRA.  ~0U (no bound) without a rate or an RTT.
+ */
+static inline u32 sat_bound(u32 bw, u32 min_rtt_us)
+{
+	u64 bdp;
+
+	if (!bw || !min_rtt_us || min_rtt_us == ~0U)
+		return ~0U;
+	bdp = ((u64)bw * min_rtt_us) >> SAT_BW_SHIFT;
+	bdp += (bdp >> SAT_QUEUE_SHARE_SHIFT) + SAT_BOUND_EXTRA;
+	return bdp < ~0U ? (u32)bdp : ~0U;
 }
 
 #endif /* SATNET_GROW_H */

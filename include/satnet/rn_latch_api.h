@@ -45,7 +45,7 @@ void rn_rack_restore(struct sock *sk, u8 steps);
 
 /* An rtt0_ms parameter: 0 (Reno's growth) to SAT_RTT0_MS_MAX. */
 extern const struct kernel_param_ops rn_rtt0_ops;
-/* cong_avoid(): Reno's (@rho8 0), or Hybla's growth. */
-void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8);
+/* cong_avoid(): Reno's (@rho8 0), or Hybla's growth up to @bound. */
+void rn_grow_cwnd(struct sock *sk, u32 ack, u32 acked, u32 rho8, u32 bound);
 
 #endif /* SATNET_RN_LATCH_API_H */

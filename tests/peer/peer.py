@@ -573,6 +573,39 @@ class Conn:
             self._seen(seg)
             out.append(seg)
 
+    def bottleneck(self, rate, delay, seconds, every=0.25):
+        """Play the receiver behind a bottleneck for @seconds: each data
+        segment the kernel sends is acknowledged (cumulatively, one ACK
+        each) @delay s after it was sent, or 1/@rate s after the previous
+        ACK if that is later: a link of @rate segments/s with a queue as
+        long as needed and a base RTT of @delay.  Returns tcp_info every
+        @every s, as (time, info)."""
+        gap, due, infos = 1.0 / rate, [], []
+        stop = self.p.now() + seconds
+        last, probe, top = self.p.now(), self.p.now(), self.snd_una
+        while True:
+            now = self.p.now()
+            while due and due[0][0] <= now:
+                self.ack(due.pop(0)[1])
+            if now >= probe:
+                infos.append((now, self.info()))
+                probe = now + every
+            if now >= stop:
+                return infos
+            self.p._pump(max(min(due[0][0] if due else stop, probe,
+                                 stop) - now, 0))
+            if self.pending:
+                self._flush()
+            while self.queue:
+                seg = self.queue.pop(0)
+                self._seen(seg)
+                end = self.k_rel(seg.end)
+                if not seg.payload or not 0 < end - top < 1 << 31:
+                    continue
+                top = end
+                last = max(seg.t + delay, last + gap)
+                due.append((last, end))
+
     def _seen(self, seg):
         self.p.log(">", self.describe(seg))
         end = self.k_rel(seg.end)

@@ -42,26 +42,31 @@ def cwr_sent(segs):
     return [s for s in segs if s.flags & 0x80]
 
 
-def start(t, rec, ecn=False, initcwnd=10, write=400000, synack_delay=0):
+def start(t, rec, ecn=False, initcwnd=10, write=400000, synack_delay=0,
+          **kw):
     """A connection with loss detection @rec (tcp_recovery) and @write
     bytes queued; returns it after the first flight has been seen.
-    @synack_delay (s) sets the handshake's RTT, and so min_rtt."""
+    @synack_delay (s) sets the handshake's RTT, and so min_rtt; @kw goes
+    to t.connect()."""
     t.sysctl("net.ipv4.tcp_recovery", rec)
     c = t.connect(cc="r", mss=MSS, initcwnd=initcwnd, ecn=ecn,
-                  synack_delay=synack_delay)
+                  synack_delay=synack_delay, **kw)
     c.write(write)
     c.drain(within=0.3)
     return c
 
 
-def timeout_first(t, c):
+def timeout_first(t, c, delay=0.0):
     """Nothing of the first two segments is acknowledged until the
-    retransmission timer fires; then both are, one at a time, and the
+    retransmission timer fires; then both are, one at a time, each @delay
+    s after it was resent (an RTT sample by its timestamp), and the
     connection is Open again with a finite ssthresh above cwnd."""
     c.expect(seq=1, end=MSS + 1, within=4)
     t.check(c.info().ca_state == t.LOSS, "timeout: Loss")
+    t.sleep(delay)
     c.ack(MSS + 1)
     c.expect(seq=MSS + 1, end=2 * MSS + 1)
+    t.sleep(delay)
     c.ack(2 * MSS + 1)
     c.drain(within=0.2)
     i = c.info()
