@@ -60,3 +60,16 @@ def test_flow_seconds_add_up_the_stored_runs(tmp_path):
             json.dumps({"meta": {"duration_s": s}}))
     assert load_tool().flow_seconds(str(tmp_path), "h2h-geo") == 150
     assert load_tool().flow_seconds(str(tmp_path), "h2h-leo-ge") == 0
+
+
+def test_guest_cpu_counts_the_runs_flagged_cpu_bound(tmp_path):
+    d = tmp_path / "h2h-geo" / "quick" / "cubic"
+    d.mkdir(parents=True)
+    for i, b in enumerate((0.8, 0.2, 0.5)):
+        cpu = {"busy_share": b, "cpu_bound": b > 0.5}
+        (d / ("base-rep%d.json" % i)).write_text(
+            json.dumps({"meta": {}, "host": {"cpu": cpu}}))
+    (d / "old-rep0.json").write_text(json.dumps({"meta": {}, "host": {}}))
+    mean, bound, n = load_tool().guest_cpu(str(tmp_path), "h2h-geo")
+    assert (round(mean, 3), bound, n) == (0.5, 1, 3)
+    assert load_tool().guest_cpu(str(tmp_path), "h2h-leo-ge") == (0.0, 0, 0)
