@@ -15,8 +15,7 @@ import sys
 import time
 
 from .castate import CA_STATES
-from .paths import RESULTS_DIR, TOP
-from .topo import OWN_MODULES
+from .paths import MODULES, RESULTS_DIR, TOP
 
 SCHEMA = "satnet.run/1"
 REQUIRED = ("schema", "experiment", "mode", "variant", "point", "rep",
@@ -77,7 +76,7 @@ def stale(rec, builds):
 def project_modules():
     """srcversion and parameters of every project module loaded."""
     out = {}
-    for m in OWN_MODULES:
+    for m in MODULES:
         d = "/sys/module/" + m
         if not os.path.isdir(d):
             continue

@@ -41,7 +41,7 @@ import threading
 import time
 
 from . import dist
-from .paths import MODULES, TOP, hang_limit
+from .paths import MODULES, TOP, hang_limit, ko
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 TC_LIB = os.path.join(TOP, "build", "tclib")
@@ -90,8 +90,6 @@ def prepare_tclib():
                     pass
 
 
-# Our modules, loaded from the build tree when they are not installed.
-OWN_MODULES = MODULES
 # What insmod cannot resolve by itself (modprobe reads modules.dep).
 OWN_DEPENDS = {"tcp_r": ("tcp_rn",)}
 
@@ -103,9 +101,9 @@ def modprobe(*mods):
         if os.path.isdir("/sys/module/" + m):
             continue
         r = run(["modprobe", m], check=False)
-        if r.returncode and m in OWN_MODULES:
+        if r.returncode and m in MODULES:
             modprobe(*OWN_DEPENDS.get(m, ()))
-            r = run(["insmod", os.path.join(TOP, OWN_MODULES[m])],
+            r = run(["insmod", ko(m)],
                     check=False)
             if r.returncode and os.path.isdir("/sys/module/" + m):
                 continue                 # a concurrent run loaded it

@@ -40,6 +40,7 @@ import pytest
 
 from conftest import insmod, kasan_kernel
 from satnet import pktgen, topo
+from satnet.paths import ko
 from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
                          F_HOST, F_V2, RR_OPT, Kmsg, Tcpdump,
                          csum, epdn_opt, fuzz_frames, ipv4, netns,
@@ -48,8 +49,8 @@ from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
-RN_HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
+KO = ko("sch_epdn")
+RN_HOST_KO = ko("rn_host")
 TC_LIB = topo.TC_LIB
 SO_RCVBUFFORCE = 33
 SND, RCV = "10.0.1.1", "10.0.3.2"

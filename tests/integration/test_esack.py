@@ -35,8 +35,9 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "tests"))
 
-KO = os.environ.get("ESACK_KO",
-                    os.path.join(TOP, "tcp_esack", "tcp_esack.ko"))
+from satnet.paths import ko  # noqa: E402
+
+KO = os.environ.get("ESACK_KO", ko("tcp_esack"))
 SYSMOD = "/sys/module/tcp_esack"
 TRACING = "/sys/kernel/tracing"
 INIT_SSTHRESH = 70

@@ -35,12 +35,13 @@ import pytest
 from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.paths import ko
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import TOP, Topology, modprobe, run
 
-RN_KO = os.path.join(TOP, "tcp_rn", "tcp_rn.ko")
-HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
-EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
+RN_KO = ko("tcp_rn")
+HOST_KO = ko("rn_host")
+EPDN_KO = ko("sch_epdn")
 PARAMS = "/sys/module/tcp_rn/parameters"
 RESULTS = os.path.join(TOP, "build", "results", "rn_e2e.jsonl")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)

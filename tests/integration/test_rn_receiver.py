@@ -38,11 +38,12 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, TOP)         # run as a helper, this checkout's satnet
 
+from satnet.paths import ko  # noqa: E402
 from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
                          epdn_opt, qdisc_stats, raw_tcp, rn_host_stats)
 
-KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
-EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
+KO = ko("rn_host")
+EPDN_KO = ko("sch_epdn")
 TC_LIB = os.path.join(TOP, "build", "tc")
 PARAMS = "/sys/module/rn_host/parameters/"
 ME = os.path.abspath(__file__)

@@ -28,15 +28,16 @@ import pytest
 from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.paths import ko
 from satnet.record import jain
 from satnet.runner import load_cc, qdisc_totals, together
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import TOP, Topology, run
 
-R_KO = os.path.join(TOP, "tcp_r", "tcp_r.ko")
-RN_KO = os.path.join(TOP, "tcp_rn", "tcp_rn.ko")
-HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
-EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
+R_KO = ko("tcp_r")
+RN_KO = ko("tcp_rn")
+HOST_KO = ko("rn_host")
+EPDN_KO = ko("sch_epdn")
 RESULTS = os.path.join(TOP, "build", "results", "tcp_r.jsonl")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 PATHS = ("modified", "drop", "ece", "repeat")

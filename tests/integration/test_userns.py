@@ -225,6 +225,7 @@ if __name__ == "__main__":
 
 import pytest  # noqa: E402
 
+from satnet.paths import MODULES  # noqa: E402
 from satnet.topo import modprobe, prepare_tclib, run  # noqa: E402
 
 CGROOT = "/sys/fs/cgroup"
@@ -236,7 +237,7 @@ def setup():
     """Our modules and veth loaded; unprivileged user namespaces allowed
     (Debian's switch, on by default); the checkout readable by uid
     65534, which runs this file and our tc plugin from it."""
-    modprobe("veth", "rn_host", "tcp_rn", "tcp_r", "tcp_esack", "sch_epdn")
+    modprobe("veth", *MODULES)
     prepare_tclib()
     with searchable(TOP), clone_sysctl():
         yield

@@ -20,6 +20,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, TOP)         # packet.py takes this checkout's satnet
+from satnet.paths import MODULES  # noqa: E402
+
 DEFAULTS = os.path.join(HERE, "defaults.sysctl")
 
 
@@ -52,12 +54,12 @@ def loaded(name):
     return os.path.isdir("/sys/module/" + name)
 
 
-def load_modules(paths):
+def load_modules(names):
     if not os.path.exists("/sys/class/misc/tun"):   # built in, or loaded
         subprocess.run(["modprobe", "tun"], check=True)
-    for rel in paths:
+    for name in names:
+        rel = MODULES[name]
         path = os.path.join(TOP, rel)
-        name = os.path.basename(path)[:-3]
         if loaded(name):
             continue
         if not os.path.exists(path):

@@ -9,7 +9,7 @@ ab_tot = ACKs seen with the bit."""
 
 import math
 
-MODULES = ["tcp_rn/rn_host.ko", "tcp_rn/tcp_rn.ko"]
+MODULES = ["rn_host", "tcp_rn"]
 MSS = 1000
 DUPTHRESH_MAX = 300                 # net.ipv4.tcp_max_reordering
 # (initcwnd, SYN-ACK delay, ACK delay, ACK rounds before the train):
