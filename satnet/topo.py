@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 
-from . import dist
+from . import dist, kmod
 from .paths import MODULES, TOP, hang_limit, ko
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
@@ -98,15 +98,18 @@ def modprobe(*mods):
     """Load modules: the kernel's with modprobe; ours with modprobe when
     installed (make install), otherwise with insmod from the build tree."""
     for m in mods:
-        if os.path.isdir("/sys/module/" + m):
+        if kmod.loaded(m):
             continue
         r = run(["modprobe", m], check=False)
         if r.returncode and m in MODULES:
             modprobe(*OWN_DEPENDS.get(m, ()))
-            r = run(["insmod", ko(m)],
-                    check=False)
-            if r.returncode and os.path.isdir("/sys/module/" + m):
-                continue                 # a concurrent run loaded it
+            try:
+                kmod.insmod(ko(m), reload=False)
+                continue
+            except kmod.ModuleError as e:
+                if kmod.loaded(m):
+                    continue             # a concurrent run loaded it
+                raise TopologyError("cannot load %s: %s" % (m, e)) from None
         if r.returncode:
             raise TopologyError("cannot load %s: %s" %
                                 (m, (r.stderr or r.stdout).strip()))

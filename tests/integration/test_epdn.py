@@ -38,8 +38,9 @@ import time
 
 import pytest
 
-from conftest import insmod, kasan_kernel
+from conftest import kasan_kernel
 from satnet import pktgen, topo
+from satnet.kmod import ModuleError, insmod, loaded, rmmod
 from satnet.paths import ko
 from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
                          F_HOST, F_V2, RR_OPT, Kmsg, Tcpdump,
@@ -360,7 +361,7 @@ def module_loaded():
     topo.prepare_tclib()
     insmod(KO)
     yield
-    run(["rmmod", "sch_epdn"], check=False)
+    rmmod("sch_epdn")
 
 
 @pytest.fixture(autouse=True)
@@ -640,12 +641,14 @@ def rn_host():
     """tcp_rn/rn_host.ko, the sender-side origin hook, if it is built."""
     if not os.path.exists(RN_HOST_KO):
         pytest.skip("tcp_rn/rn_host.ko not built")
-    r = run(["insmod", RN_HOST_KO], check=False)
-    if r.returncode and "File exists" not in r.stderr:
-        pytest.skip("rn_host.ko does not load: " + r.stderr)
+    mine = not loaded("rn_host")
+    try:
+        insmod(RN_HOST_KO, reload=False)
+    except ModuleError as e:
+        pytest.skip("rn_host.ko does not load: %s" % e)
     yield
-    if not r.returncode:            # unload only what this test loaded
-        run(["rmmod", "rn_host"], check=False)
+    if mine:                        # unload only what this test loaded
+        rmmod("rn_host")
 
 
 @pytest.mark.parametrize("legacy", ["before", "after", "none"])

@@ -35,6 +35,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "tests"))
 
+from satnet.kmod import insmod, rmmod  # noqa: E402
 from satnet.paths import ko  # noqa: E402
 
 KO = os.environ.get("ESACK_KO", ko("tcp_esack"))
@@ -72,15 +73,7 @@ def refcnt():
 
 def unload(timeout=20):
     """rmmod once no socket holds the module (netns teardown is async)."""
-    deadline = time.monotonic() + timeout
-    while os.path.isdir(SYSMOD):
-        r = sh("rmmod tcp_esack", check=False)
-        if r.returncode == 0:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError("rmmod tcp_esack: %s (refcnt %s)" %
-                               (r.stderr.strip(), refcnt()))
-        time.sleep(0.5)
+    rmmod("tcp_esack", wait=timeout, check=True)
 
 
 def set_param(name, value):
@@ -443,7 +436,6 @@ def fig1(variants, duration, ber):
 
 @pytest.fixture(scope="module", autouse=True)
 def module_loaded():
-    from conftest import insmod
     assert os.path.exists(KO), "not built: run `make modules`"
     insmod(KO)
     yield
@@ -588,7 +580,7 @@ def test_insmod_refuses_bad_parameters():
     sh("insmod %s first_factor=75 window_span=0" % KO)
     assert open(SYSMOD + "/parameters/first_factor").read().strip() == "75"
     unload()
-    sh("insmod %s" % KO)
+    insmod(KO)
 
 
 def wait_refcnt_zero(timeout=20):
@@ -679,7 +671,7 @@ def test_rmmod_refused_while_a_socket_uses_it():
     assert wait_refcnt_zero() == 0
     sh("rmmod tcp_esack")
     assert not os.path.isdir(SYSMOD)
-    sh("insmod %s" % KO)
+    insmod(KO)
 
 
 def test_ss_and_tcp_cc_info_show_the_state():

@@ -32,9 +32,9 @@ import time
 
 import pytest
 
-from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.kmod import insmod
 from satnet.paths import ko
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import TOP, Topology, modprobe, run

@@ -38,6 +38,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, TOP)         # run as a helper, this checkout's satnet
 
+from satnet.kmod import insmod, rmmod  # noqa: E402
 from satnet.paths import ko  # noqa: E402
 from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
                          epdn_opt, qdisc_stats, raw_tcp, rn_host_stats)
@@ -184,7 +185,6 @@ if __name__ == "__main__":
 
 import pytest  # noqa: E402
 
-from conftest import insmod  # noqa: E402
 
 
 def sh(cmd, ns=None, check=True, timeout=120):
@@ -395,7 +395,7 @@ def module_loaded():
         pytest.skip("build first: make modules")
     insmod(KO)
     yield
-    sh("rmmod rn_host", check=False)
+    rmmod("rn_host")
 
 
 @pytest.fixture
@@ -403,8 +403,7 @@ def epdn():
     if not os.path.exists(EPDN_KO) or \
             not os.path.exists(os.path.join(TC_LIB, "q_epdn.so")):
         pytest.skip("sch_epdn not built: make modules tc")
-    if "sch_epdn " not in open("/proc/modules").read():
-        insmod(EPDN_KO)
+    insmod(EPDN_KO, reload=False)
 
 
 @pytest.fixture

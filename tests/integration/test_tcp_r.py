@@ -25,9 +25,9 @@ import time
 
 import pytest
 
-from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.kmod import insmod, rmmod
 from satnet.paths import ko
 from satnet.record import jain
 from satnet.runner import load_cc, qdisc_totals, together
@@ -53,20 +53,15 @@ CORRUPT = {"bottleneck.rate_mbit": 2, "bottleneck.qdisc": "epdn",
 FLOW_S = 30
 
 
-def _loaded(name):
-    return os.path.isdir("/sys/module/" + name)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def modules():
     for ko in (R_KO, RN_KO, HOST_KO, EPDN_KO):
         assert os.path.exists(ko), "not built: run `make modules`"
-    for ko in (EPDN_KO, HOST_KO, RN_KO):
-        if not _loaded(os.path.basename(ko)[:-3]):
-            insmod(ko)
+    for path in (EPDN_KO, HOST_KO, RN_KO):
+        insmod(path, reload=False)
     insmod(R_KO)
     yield
-    run(["rmmod", "tcp_r"], check=False)
+    rmmod("tcp_r")
 
 
 def paths_of(rows):

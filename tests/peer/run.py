@@ -20,7 +20,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, TOP)         # packet.py takes this checkout's satnet
-from satnet.paths import MODULES  # noqa: E402
+from satnet import kmod  # noqa: E402
+from satnet.paths import ko  # noqa: E402
 
 DEFAULTS = os.path.join(HERE, "defaults.sysctl")
 
@@ -50,23 +51,14 @@ def defaults():
     return out
 
 
-def loaded(name):
-    return os.path.isdir("/sys/module/" + name)
-
-
 def load_modules(names):
     if not os.path.exists("/sys/class/misc/tun"):   # built in, or loaded
         subprocess.run(["modprobe", "tun"], check=True)
     for name in names:
-        rel = MODULES[name]
-        path = os.path.join(TOP, rel)
-        if loaded(name):
-            continue
-        if not os.path.exists(path):
-            raise SystemExit("%s: not built (run `make`)" % rel)
-        r = subprocess.run(["insmod", path], capture_output=True, text=True)
-        if r.returncode:
-            raise SystemExit("insmod %s: %s" % (rel, r.stderr.strip()))
+        try:
+            kmod.insmod(ko(name), reload=False)
+        except kmod.ModuleError as e:
+            raise SystemExit(str(e)) from None
 
 
 def set_params(params):
