@@ -67,3 +67,70 @@ def insmod(path, reload=True):
     if r.returncode:
         raise ModuleError("insmod %s: %s (refcnt %s)" %
                           (path, r.stderr.strip(), refcnt(name)))
+
+
+# ---- parameters (/sys/module/NAME/parameters) ----
+
+def param_path(module, param):
+    return SYS_MODULE + "%s/parameters/%s" % (module, param)
+
+
+def param_text(value):
+    """A parameter as get_param() reads it: booleans as 1 or 0."""
+    return str(int(value) if isinstance(value, bool) else value)
+
+
+def get_param(module, param, raw=False):
+    """The value as text; a bool parameter's Y or N as 1 or 0 unless
+    @raw."""
+    try:
+        with open(param_path(module, param)) as f:
+            v = f.read().strip()
+    except OSError as e:
+        raise RuntimeError("cannot read %s.%s: %s" %
+                           (module, param, e)) from None
+    return v if raw else {"Y": "1", "N": "0"}.get(v, v)
+
+
+def set_param(module, param, value):
+    try:
+        with open(param_path(module, param), "w") as f:
+            f.write("%s\n" % value)
+    except OSError as e:
+        raise RuntimeError("cannot set %s.%s=%s: %s" %
+                           (module, param, value, e)) from None
+
+
+def read_params(module, writable=False):
+    """Every parameter of a loaded @module (only those root may write,
+    with @writable) by name, as the kernel shows it (None where it cannot
+    be read); {} for a module not loaded or without parameters."""
+    d = SYS_MODULE + module + "/parameters"
+    names = sorted(os.listdir(d)) if os.path.isdir(d) else []
+    out = {}
+    for p in names:
+        path = os.path.join(d, p)
+        if writable and not os.stat(path).st_mode & 0o200:
+            continue
+        try:
+            with open(path) as f:
+                out[p] = f.read().strip()
+        except OSError:
+            out[p] = None
+    return out
+
+
+def set_params(params):
+    """Write {module: {param: value}}; returns what restore_params()
+    writes back."""
+    old = []
+    for module, kv in params.items():
+        for k, v in kv.items():
+            old.append((module, k, get_param(module, k, raw=True)))
+            set_param(module, k, v)
+    return old
+
+
+def restore_params(old):
+    for module, k, v in reversed(old):
+        set_param(module, k, v)

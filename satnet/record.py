@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+from . import kmod
 from .castate import CA_STATES
 from .paths import MODULES, RESULTS_DIR, TOP
 
@@ -80,12 +81,8 @@ def project_modules():
         d = "/sys/module/" + m
         if not os.path.isdir(d):
             continue
-        pdir = os.path.join(d, "parameters")
-        params = {p: _read(os.path.join(pdir, p))
-                  for p in sorted(os.listdir(pdir))} \
-            if os.path.isdir(pdir) else {}
         out[m] = {"srcversion": _read(os.path.join(d, "srcversion")),
-                  "parameters": params}
+                  "parameters": kmod.read_params(m)}
     return out
 
 

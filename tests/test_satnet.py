@@ -1337,8 +1337,8 @@ def test_pinned_covers_what_other_variants_set(tmp_path):
 
 
 def test_gate_gives_parameters_back(tmp_path, monkeypatch):
-    from satnet import runner
-    monkeypatch.setattr(runner, "_param_path",
+    from satnet import kmod, runner
+    monkeypatch.setattr(kmod, "param_path",
                         lambda m, p: str(tmp_path / ("%s.%s" % (m, p))))
     rtt0, es = tmp_path / "tcp_r.rtt0_ms", tmp_path / "tcp_rn.es"
     rtt0.write_text("0\n")

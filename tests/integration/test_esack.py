@@ -35,7 +35,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "tests"))
 
-from satnet.kmod import insmod, rmmod  # noqa: E402
+from satnet.kmod import get_param, insmod, rmmod, set_param  # noqa: E402
 from satnet.paths import ko  # noqa: E402
 
 KO = os.environ.get("ESACK_KO", ko("tcp_esack"))
@@ -74,11 +74,6 @@ def refcnt():
 def unload(timeout=20):
     """rmmod once no socket holds the module (netns teardown is async)."""
     rmmod("tcp_esack", wait=timeout, check=True)
-
-
-def set_param(name, value):
-    with open("%s/parameters/%s" % (SYSMOD, name), "w") as f:
-        f.write(str(value))
 
 
 # ---- tracing: per-ACK cwnd and recovery states ----
@@ -384,7 +379,7 @@ def fig1(variants, duration, ber):
     out = {}
     for group in groups:
         for k, val in group[0][2].items():
-            set_param(k, val)
+            set_param("tcp_esack", k, val)
         sc = leo_scenario(ber)
         ports = [5201 + n for n in range(len(group))]
         topos = []
@@ -440,8 +435,8 @@ def module_loaded():
     insmod(KO)
     yield
     if os.path.isdir(SYSMOD):
-        set_param("first_factor", 60)
-        set_param("window_span", SPAN)
+        set_param("tcp_esack", "first_factor", 60)
+        set_param("tcp_esack", "window_span", SPAN)
     unload()
 
 
@@ -544,9 +539,8 @@ def test_module_has_no_allocations_locks_or_timers():
 def test_registered_with_parameters():
     avail = open("/proc/sys/net/ipv4/tcp_available_congestion_control")
     assert "esack" in avail.read().split()
-    assert open(SYSMOD + "/parameters/first_factor").read().strip() == "60"
-    assert open(SYSMOD + "/parameters/window_span").read().strip() == \
-        str(SPAN)
+    assert get_param("tcp_esack", "first_factor") == "60"
+    assert get_param("tcp_esack", "window_span") == str(SPAN)
     info = sh("modinfo %s" % KO).stdout
     assert "parm:           first_factor:" in info
     assert "parm:           window_span:" in info
@@ -578,7 +572,7 @@ def test_insmod_refuses_bad_parameters():
         assert r.returncode != 0, arg
         assert not os.path.isdir(SYSMOD), arg
     sh("insmod %s first_factor=75 window_span=0" % KO)
-    assert open(SYSMOD + "/parameters/first_factor").read().strip() == "75"
+    assert get_param("tcp_esack", "first_factor") == "75"
     unload()
     insmod(KO)
 

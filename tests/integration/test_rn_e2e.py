@@ -34,7 +34,7 @@ import pytest
 
 from conftest import parallel as run_parallel
 from satnet import measure
-from satnet.kmod import insmod
+from satnet.kmod import insmod, read_params, set_param
 from satnet.paths import ko
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import TOP, Topology, modprobe, run
@@ -42,7 +42,6 @@ from satnet.topo import TOP, Topology, modprobe, run
 RN_KO = ko("tcp_rn")
 HOST_KO = ko("rn_host")
 EPDN_KO = ko("sch_epdn")
-PARAMS = "/sys/module/tcp_rn/parameters"
 RESULTS = os.path.join(TOP, "build", "results", "rn_e2e.jsonl")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 
@@ -68,11 +67,6 @@ def modules():
     insmod(RN_KO)
     modprobe("ifb", "act_mirred", "cls_u32")
     yield
-
-
-def set_param(name, value):
-    with open(os.path.join(PARAMS, name), "w") as f:
-        f.write(str(value))
 
 
 def proc_counters(text):
@@ -185,8 +179,7 @@ def parallel(*jobs):
 def record(test, runs):
     meta = {"test": test, "kernel": os.uname().release,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "params": {p: open(os.path.join(PARAMS, p)).read().strip()
-                       for p in sorted(os.listdir(PARAMS))}}
+            "params": read_params("tcp_rn")}
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     with open(RESULTS, "a") as f:
         for r in runs:
@@ -441,14 +434,14 @@ def test_classic_dupthresh_and_es():
     get_info's dupthresh, and RACK is never touched.  With es=1 and no RN-TCP receiver (so rn acts as
     SACK and fast-retransmits delayed packets), D-SACK-paired transmissions
     give RTT samples (seed 000 §4.7)."""
-    set_param("es", 1)
+    set_param("tcp_rn", "es", 1)
     try:
         classic, no_rcv = parallel(
             dict(cc="rn", overrides={}, profile="dsack-r", duration=SHORT_S,
                  sample=True),
             dict(cc="rn", overrides={}, duration=SHORT_S, receiver=False))
     finally:
-        set_param("es", 0)
+        set_param("tcp_rn", "es", 0)
     record("classic_es", [classic, no_rcv])
     assert classic["tcp_recovery"] == "0"
     assert classic["rn"]["rack_held_acks"] == 0

@@ -38,7 +38,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, TOP)         # run as a helper, this checkout's satnet
 
-from satnet.kmod import insmod, rmmod  # noqa: E402
+from satnet.kmod import (get_param, insmod, restore_params,  # noqa: E402
+                         rmmod, set_param)
 from satnet.paths import ko  # noqa: E402
 from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
                          epdn_opt, qdisc_stats, raw_tcp, rn_host_stats)
@@ -46,7 +47,6 @@ from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
 KO = ko("rn_host")
 EPDN_KO = ko("sch_epdn")
 TC_LIB = os.path.join(TOP, "build", "tc")
-PARAMS = "/sys/module/rn_host/parameters/"
 ME = os.path.abspath(__file__)
 PY = "/usr/bin/python3"
 
@@ -230,16 +230,6 @@ def show(st):
     return " ".join("%s=%d" % kv for kv in st.items() if kv[1])
 
 
-def set_param(name, value):
-    with open(PARAMS + name, "w") as f:
-        f.write(str(value))
-
-
-def get_param(name):
-    with open(PARAMS + name) as f:
-        return int(f.read())
-
-
 def send(ns, spec, raw=False, mode=None):
     """Craft and send packets in a namespace: scapy, or raw (fast), or
     another --mode of the helper; returns what the helper printed."""
@@ -409,10 +399,10 @@ def epdn():
 @pytest.fixture
 def params():
     """Restore the module parameters a test changes."""
-    saved = {n: get_param(n) for n in ("max_flows", "flow_idle_ms")}
+    saved = [("rn_host", n, get_param("rn_host", n, raw=True))
+             for n in ("max_flows", "flow_idle_ms")]
     yield
-    for n, v in saved.items():
-        set_param(n, v)
+    restore_params(saved)
 
 
 def test_sysctls_are_per_namespace():
@@ -696,8 +686,8 @@ def test_flood_of_flows_stays_bounded(params):
     port = 7000
     with Net(routers=False) as n:
         n.receiver()
-        set_param("max_flows", 64)
-        set_param("flow_idle_ms", 20000)
+        set_param("rn_host", "max_flows", 64)
+        set_param("rn_host", "flow_idle_ms", 20000)
         srv = n.listen(port)
         # Each SYN-ACK creates a flow; data without a flow creates none.
         send(n.snd, syn_spec(300, port) + [dict(sleep=0.3)] +
@@ -710,7 +700,7 @@ def test_flood_of_flows_stays_bounded(params):
         # Idle flows go: stop the SYN-ACK retransmissions, shorten idle.
         srv.kill()
         srv.wait()
-        set_param("flow_idle_ms", 200)
+        set_param("rn_host", "flow_idle_ms", 200)
         for _ in range(80):
             time.sleep(0.25)
             st = rn_host_stats(n.rcv)

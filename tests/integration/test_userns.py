@@ -164,12 +164,11 @@ def probe_cc():
 
 def probe_params():
     """Write every module parameter of ours back as it is."""
+    from satnet.kmod import param_path, read_params
     res = {}
     for mod in ("rn_host", "tcp_rn", "tcp_r", "tcp_esack"):
-        d = "/sys/module/%s/parameters/" % mod
-        for p in sorted(os.listdir(d)):
-            with open(d + p) as f:
-                res[mod + "." + p] = try_write(d + p, f.read().strip())
+        for p, v in read_params(mod).items():
+            res[mod + "." + p] = try_write(param_path(mod, p), v)
     return res
 
 

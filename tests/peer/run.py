@@ -61,25 +61,6 @@ def load_modules(names):
             raise SystemExit(str(e)) from None
 
 
-def set_params(params):
-    """Write module parameters; return what to write back afterwards."""
-    old = []
-    for module, kv in params.items():
-        for k, v in kv.items():
-            path = "/sys/module/%s/parameters/%s" % (module, k)
-            with open(path) as f:
-                old.append((path, f.read().strip()))
-            with open(path, "w") as f:
-                f.write("%s\n" % v)
-    return old
-
-
-def restore_params(old):
-    for path, value in reversed(old):
-        with open(path, "w") as f:
-            f.write(value + "\n")
-
-
 def child(path, family, cc_map):
     """Inside the new namespace: sysctls, then the script's timeline."""
     sys.path.insert(0, HERE)
@@ -172,14 +153,14 @@ def main():
     for path in args.scripts:
         mod = load_script(path)
         load_modules([] if args.no_modules else getattr(mod, "MODULES", []))
-        old = set_params(getattr(mod, "PARAMS", {}))
+        old = kmod.set_params(getattr(mod, "PARAMS", {}))
         try:
             for fam in getattr(mod, "FAMILIES", (4,)):
                 if args.only in (None, fam):
                     ok &= run_one(path, fam, args.verbose, args.timeout,
                                   args.cc)
         finally:
-            restore_params(old)
+            kmod.restore_params(old)
     sys.exit(0 if ok else 1)
 
 
