@@ -16,25 +16,12 @@ import time
 
 from . import kmod
 from .castate import CA_STATES
+from .checkout import git_state
 from .paths import MODULES, RESULTS_DIR, TOP
 
 SCHEMA = "satnet.run/1"
 REQUIRED = ("schema", "experiment", "mode", "variant", "point", "rep",
             "meta", "flows", "bottleneck", "host", "selfcheck", "summary")
-
-
-def git_state():
-    """Commit and dirty flag of the checkout that made the run.  Build
-    products and results do not count as dirty."""
-    def git(*args):
-        return subprocess.run(["git", "-c", "safe.directory=*", "-C", TOP] +
-                              list(args), capture_output=True, text=True)
-    head = git("rev-parse", "HEAD")
-    if head.returncode:
-        return {"commit": None, "dirty": None}
-    st = git("status", "--porcelain", "--untracked-files=no", "--",
-             ".", ":!results")
-    return {"commit": head.stdout.strip(), "dirty": bool(st.stdout.strip())}
 
 
 def _read(path):

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The checkout itself: which commit it is, and whether tracked files
+differ from it.  Run records, the tools' reports and `satnet report`
+all name the commit through here."""
+
+import subprocess
+
+from .paths import TOP
+
+
+def _git(*args):
+    return subprocess.run(["git", "-c", "safe.directory=*", "-C", TOP] +
+                          list(args), capture_output=True, text=True)
+
+
+def git_state(short=False):
+    """Commit and dirty flag of the checkout.  Build products and results
+    do not count as dirty; None for both outside a git checkout."""
+    head = _git("rev-parse", *(["--short"] if short else []), "HEAD")
+    if head.returncode:
+        return {"commit": None, "dirty": None}
+    st = _git("status", "--porcelain", "--untracked-files=no", "--",
+              ".", ":!results")
+    return {"commit": head.stdout.strip(), "dirty": bool(st.stdout.strip())}
+
+
+def git_label():
+    """The short commit for a report, "abc1234 (dirty)" when tracked
+    files differ from it, "unknown" outside a git checkout."""
+    st = git_state(short=True)
+    if st["commit"] is None:
+        return "unknown"
+    return st["commit"] + (" (dirty)" if st["dirty"] else "")
