@@ -31,3 +31,25 @@ def git_label():
     if st["commit"] is None:
         return "unknown"
     return st["commit"] + (" (dirty)" if st["dirty"] else "")
+
+
+# ---- generated blocks of the docs ----
+# A tool that writes part of a page writes it between two marker lines
+# (HTML comments) and leaves the rest of the page as it is.
+
+def marked_block(text, begin, end):
+    """(before, block, after): @text around its first @begin and the
+    first @end after it, the block with both markers; None when @text
+    lacks either."""
+    head, sep, rest = text.partition(begin)
+    if not sep or end not in rest:
+        return None
+    body, _, tail = rest.partition(end)
+    return head, begin + body + end, tail
+
+
+def replace_block(text, begin, end, block):
+    """@text with its marked block replaced by @block (which brings its
+    own markers); None when @text has no marked block."""
+    parts = marked_block(text, begin, end)
+    return None if parts is None else parts[0] + block + parts[2]
