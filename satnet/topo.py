@@ -30,7 +30,6 @@ import itertools
 import json
 import os
 import random
-import re
 import select
 import signal
 import socket
@@ -521,12 +520,6 @@ def qdisc_stats(dev, ns=None, kind="epdn"):
 
 
 # ---- the kernel console -----------------------------------------------------
-
-# The console patterns tools/vm-run fails a run on.
-BAD = re.compile(r"Oops|BUG:|WARNING:|general protection|KASAN|UBSAN|"
-                 r"Kernel panic|kernel BUG|Call Trace:|ODEBUG|"
-                 r"INFO: (possible|trying to register|lockdep|suspicious)")
-
 
 class Kmsg:
     """Kernel log lines written since creation."""

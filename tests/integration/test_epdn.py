@@ -40,10 +40,11 @@ import pytest
 
 from conftest import kasan_kernel
 from satnet import pktgen, topo
+from satnet.console import BAD
 from satnet.kmod import ModuleError, insmod, loaded, rmmod
 from satnet.paths import ko
-from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
-                         F_HOST, F_V2, RR_OPT, Kmsg, Tcpdump,
+from satnet.topo import (ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY, F_HOST,
+                         F_V2, RR_OPT, Kmsg, Tcpdump,
                          csum, epdn_opt, fuzz_frames, ipv4, netns,
                          odd_frames, parse_epdn, parse_ip, qdisc_stats,
                          rn_host_stats, sysctl_write as sysctl, tcp, xmit)
