@@ -35,6 +35,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "tests"))
 
+from satnet import sspoll  # noqa: E402
 from satnet.console import BAD  # noqa: E402
 from satnet.kmod import get_param, insmod, rmmod, set_param  # noqa: E402
 from satnet.paths import ko  # noqa: E402
@@ -274,12 +275,11 @@ def connect(addr, port):
 """
 
 
-class SsPoller(threading.Thread):
+class SsPoller(sspoll.SsPoller):
     """`ss -tinH` of one flow every `period` s: the last ESACK counters
     and the data connection's line."""
 
     def __init__(self, ns, port, period=0.5, marker=None):
-        super().__init__(daemon=True)
         self.last, self.text, self.rows, self.last_k = None, "", [], None
         # runs in the root namespaces (ss -N), where tracefs is mounted
         mark = 'echo "esack-ss %d $k" > %s;' % (port, marker) \
@@ -287,20 +287,11 @@ class SsPoller(threading.Thread):
         loop = "k=0; while :; do k=$((k+1)); echo @$k; %s " \
             "ss -N %s -tinH dport = :%d; sleep %g; done" % (mark, ns, port,
                                                            period)
-        self.proc = subprocess.Popen(["sh", "-c", loop], text=True,
-                                     stdout=subprocess.PIPE)
+        super().__init__(subprocess.Popen(["sh", "-c", loop], text=True,
+                                          stdout=subprocess.PIPE))
 
-    def run(self):
-        block, k = [], None
-        for line in self.proc.stdout:
-            if line.startswith("@"):
-                self.take("".join(block), k)
-                block, k = [], int(line[1:])
-            else:
-                block.append(line)
-        self.take("".join(block), k)
-
-    def take(self, text, k):
+    def take(self, mark, text):
+        k = None if mark is None else int(mark)
         # the data connection is the one with bytes_acked beyond a few KB
         for conn in re.split(r"\n(?=\S)", text):
             m = re.search(r"bytes_acked:(\d+)", conn)
@@ -310,11 +301,6 @@ class SsPoller(threading.Thread):
                 d = diag(conn)
                 if d:
                     self.last, self.last_k = d, k
-
-    def finish(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.join()
 
 
 def wait_listen(topo, ns, port, timeout=30):

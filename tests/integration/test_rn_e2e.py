@@ -37,6 +37,7 @@ from satnet import measure
 from satnet.kmod import insmod, read_params, set_param
 from satnet.paths import ko
 from satnet.scenario import load_profile, load_scenario
+from satnet.sspoll import SsPoller
 from satnet.topo import TOP, Topology, modprobe, run
 
 RN_KO = ko("tcp_rn")
@@ -99,30 +100,17 @@ def parse_rn_ss(text):
     return rows
 
 
-class SsSampler(threading.Thread):
-    """`ss -tinH` in the sender namespace once a second, raw text."""
+class SsSampler(SsPoller):
+    """`ss -tinH` in the sender namespace once a second: its rn rows."""
 
     def __init__(self, topo, ns):
-        super().__init__(daemon=True)
         loop = "while :; do echo @; ss -tinH; sleep 1; done"
-        self.proc = topo.popen(ns, ["sh", "-c", loop], text=True,
-                               stdout=subprocess.PIPE)
+        super().__init__(topo.popen(ns, ["sh", "-c", loop], text=True,
+                                    stdout=subprocess.PIPE))
         self.rows = []
 
-    def run(self):
-        block = []
-        for line in self.proc.stdout:
-            if line.startswith("@"):
-                self.rows += parse_rn_ss("".join(block))
-                block = []
-            else:
-                block.append(line)
-        self.rows += parse_rn_ss("".join(block))
-
-    def finish(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.join()
+    def take(self, mark, text):
+        self.rows += parse_rn_ss(text)
 
 
 def flow(cc, overrides, profile="linux", duration=REORDER_S, port=5201,
