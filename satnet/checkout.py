@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The checkout itself: which commit it is, and whether tracked files
-differ from it.  Run records, the tools' reports and `satnet report`
-all name the commit through here."""
+"""The checkout itself: which commit it is and whether tracked files
+differ from it (run records and the tools' reports name the commit
+through here), and the generated blocks of its doc pages."""
 
 import subprocess
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Our kernel modules on the running kernel: loading them from a build
-tree and unloading them.  The testbed (topo.modprobe), the tests and the
-tools all load through here."""
+tree, unloading them, and their parameters.  The testbed (topo.modprobe),
+the runner, the tests, the scripted peer and the tools all go through
+here."""
 
 import os
 import subprocess

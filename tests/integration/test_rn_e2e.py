@@ -61,8 +61,8 @@ SS_DCTCP = re.compile(r"dctcp:\(ce_state:(\d+),alpha:(\d+),ab_ecn:(\d+),"
 
 @pytest.fixture(scope="module", autouse=True)
 def modules():
-    for ko in (RN_KO, HOST_KO, EPDN_KO):
-        assert os.path.exists(ko), "not built: run `make modules`"
+    for path in (RN_KO, HOST_KO, EPDN_KO):
+        assert os.path.exists(path), "not built: run `make modules`"
     insmod(EPDN_KO)
     insmod(HOST_KO)
     insmod(RN_KO)

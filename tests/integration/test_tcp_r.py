@@ -55,8 +55,8 @@ FLOW_S = 30
 
 @pytest.fixture(scope="module", autouse=True)
 def modules():
-    for ko in (R_KO, RN_KO, HOST_KO, EPDN_KO):
-        assert os.path.exists(ko), "not built: run `make modules`"
+    for path in (R_KO, RN_KO, HOST_KO, EPDN_KO):
+        assert os.path.exists(path), "not built: run `make modules`"
     for path in (EPDN_KO, HOST_KO, RN_KO):
         insmod(path, reload=False)
     insmod(R_KO)
