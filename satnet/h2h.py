@@ -9,6 +9,7 @@ import os
 
 from . import stats
 from .castate import fmt_shares
+from .checkout import replace_block
 from .measure import last_cc_row
 from .record import limit_bps
 
@@ -226,10 +227,9 @@ def write(path, lines):
     """Replace the block between the markers of @path (the whole file
     when it has none)."""
     text = open(path).read() if os.path.exists(path) else ""
-    head, sep, rest = text.partition(BEGIN)
-    if sep and END in rest:
-        tail = rest.split(END, 1)[1]
-    else:
-        head, tail = "# Head to head\n\n", "\n"
+    block = "\n".join(lines)
+    text = replace_block(text, BEGIN, END, block)
+    if text is None:
+        text = "# Head to head\n\n" + block + "\n"
     with open(path, "w") as f:
-        f.write(head + "\n".join(lines) + tail)
+        f.write(text)

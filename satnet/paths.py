@@ -23,6 +23,11 @@ MODULES = {"sch_epdn": "sch_epdn/sch_epdn.ko",
 TC_PLUGIN = "build/tc/q_epdn.so"
 
 
+def ko(name):
+    """The build tree's .ko of our module @name (a key of MODULES)."""
+    return os.path.join(TOP, MODULES[name])
+
+
 # Under QEMU's virtual clock (tools/vm-run --clock virtual) a guest that
 # waits for the host (a 9p read) is idle, and its clock jumps from timer
 # to timer until the reply comes: a file read can cost minutes of guest

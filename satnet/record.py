@@ -14,27 +14,14 @@ import subprocess
 import sys
 import time
 
+from . import kmod
 from .castate import CA_STATES
-from .paths import RESULTS_DIR, TOP
-from .topo import OWN_MODULES
+from .checkout import git_state
+from .paths import MODULES, RESULTS_DIR, TOP
 
 SCHEMA = "satnet.run/1"
 REQUIRED = ("schema", "experiment", "mode", "variant", "point", "rep",
             "meta", "flows", "bottleneck", "host", "selfcheck", "summary")
-
-
-def git_state():
-    """Commit and dirty flag of the checkout that made the run.  Build
-    products and results do not count as dirty."""
-    def git(*args):
-        return subprocess.run(["git", "-c", "safe.directory=*", "-C", TOP] +
-                              list(args), capture_output=True, text=True)
-    head = git("rev-parse", "HEAD")
-    if head.returncode:
-        return {"commit": None, "dirty": None}
-    st = git("status", "--porcelain", "--untracked-files=no", "--",
-             ".", ":!results")
-    return {"commit": head.stdout.strip(), "dirty": bool(st.stdout.strip())}
 
 
 def _read(path):
@@ -77,16 +64,12 @@ def stale(rec, builds):
 def project_modules():
     """srcversion and parameters of every project module loaded."""
     out = {}
-    for m in OWN_MODULES:
+    for m in MODULES:
         d = "/sys/module/" + m
         if not os.path.isdir(d):
             continue
-        pdir = os.path.join(d, "parameters")
-        params = {p: _read(os.path.join(pdir, p))
-                  for p in sorted(os.listdir(pdir))} \
-            if os.path.isdir(pdir) else {}
         out[m] = {"srcversion": _read(os.path.join(d, "srcversion")),
-                  "parameters": params}
+                  "parameters": kmod.read_params(m)}
     return out
 
 

@@ -18,6 +18,7 @@ import threading
 import time
 
 from . import measure, record
+from .kmod import get_param, param_text, set_param
 from .measure import SelfCheckError
 from .paths import RESULTS_DIR, hang_limit
 from .scenario import load_profile
@@ -87,34 +88,6 @@ class ParamGate:
                         if self.held.pop(k)[0] != self.before[k]:
                             set_param(*k, self.before[k])
                 self.cond.notify_all()
-
-
-def _param_path(module, param):
-    return "/sys/module/%s/parameters/%s" % (module, param)
-
-
-def param_text(value):
-    """A parameter as get_param() reads it: booleans as 1 or 0."""
-    return str(int(value) if isinstance(value, bool) else value)
-
-
-def get_param(module, param):
-    try:
-        with open(_param_path(module, param)) as f:
-            v = f.read().strip()
-            return {"Y": "1", "N": "0"}.get(v, v)
-    except OSError as e:
-        raise RuntimeError("cannot read %s.%s: %s" %
-                           (module, param, e)) from None
-
-
-def set_param(module, param, value):
-    try:
-        with open(_param_path(module, param), "w") as f:
-            f.write("%s\n" % value)
-    except OSError as e:
-        raise RuntimeError("cannot set %s.%s=%s: %s" %
-                           (module, param, value, e)) from None
 
 
 # Levels, not counters: their difference over a run means nothing.

@@ -48,7 +48,8 @@ def plan(scenario, variant=None):
 
 def up(scenario, variant=None):
     """Bring the path up and leave it; returns the state written."""
-    from .runner import load_cc, set_param
+    from .kmod import set_param
+    from .runner import load_cc
     if os.path.exists(STATE):
         raise TestbedError("a testbed is up (%s): satnet down first" % STATE)
     sc, profile, cc, params = plan(scenario, variant)

@@ -30,7 +30,6 @@ import itertools
 import json
 import os
 import random
-import re
 import select
 import signal
 import socket
@@ -40,8 +39,8 @@ import tempfile
 import threading
 import time
 
-from . import dist
-from .paths import MODULES, TOP, hang_limit
+from . import dist, kmod
+from .paths import MODULES, TOP, hang_limit, ko
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 TC_LIB = os.path.join(TOP, "build", "tclib")
@@ -90,8 +89,6 @@ def prepare_tclib():
                     pass
 
 
-# Our modules, loaded from the build tree when they are not installed.
-OWN_MODULES = MODULES
 # What insmod cannot resolve by itself (modprobe reads modules.dep).
 OWN_DEPENDS = {"tcp_r": ("tcp_rn",)}
 
@@ -100,15 +97,18 @@ def modprobe(*mods):
     """Load modules: the kernel's with modprobe; ours with modprobe when
     installed (make install), otherwise with insmod from the build tree."""
     for m in mods:
-        if os.path.isdir("/sys/module/" + m):
+        if kmod.loaded(m):
             continue
         r = run(["modprobe", m], check=False)
-        if r.returncode and m in OWN_MODULES:
+        if r.returncode and m in MODULES:
             modprobe(*OWN_DEPENDS.get(m, ()))
-            r = run(["insmod", os.path.join(TOP, OWN_MODULES[m])],
-                    check=False)
-            if r.returncode and os.path.isdir("/sys/module/" + m):
-                continue                 # a concurrent run loaded it
+            try:
+                kmod.insmod(ko(m), reload=False)
+                continue
+            except kmod.ModuleError as e:
+                if kmod.loaded(m):
+                    continue             # a concurrent run loaded it
+                raise TopologyError("cannot load %s: %s" % (m, e)) from None
         if r.returncode:
             raise TopologyError("cannot load %s: %s" %
                                 (m, (r.stderr or r.stdout).strip()))
@@ -520,12 +520,6 @@ def qdisc_stats(dev, ns=None, kind="epdn"):
 
 
 # ---- the kernel console -----------------------------------------------------
-
-# The console patterns tools/vm-run fails a run on.
-BAD = re.compile(r"Oops|BUG:|WARNING:|general protection|KASAN|UBSAN|"
-                 r"Kernel panic|kernel BUG|Call Trace:|ODEBUG|"
-                 r"INFO: (possible|trying to register|lockdep|suspicious)")
-
 
 class Kmsg:
     """Kernel log lines written since creation."""

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Shared fixtures: module loading, BPF congestion controls."""
+"""Shared fixtures: markers, BPF congestion controls (our modules load
+through satnet.kmod)."""
 
 import gzip
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 
@@ -55,32 +55,6 @@ def kasan_kernel():
             return "\nCONFIG_KASAN=y\n" in f.read()
     except OSError:
         return False
-
-
-def rmmod(name, wait=10.0):
-    """Unload @name and the modules that depend on it (tcp_r holds tcp_rn).
-    Sockets of a namespace being torn down hold a congestion module for a
-    moment after a scripted-peer run, so a busy module gets @wait s."""
-    holders = "/sys/module/%s/holders" % name
-    for h in os.listdir(holders) if os.path.isdir(holders) else []:
-        rmmod(h, wait)
-    end = time.monotonic() + wait
-    while os.path.isdir("/sys/module/" + name):
-        if subprocess.call(["rmmod", name], stderr=subprocess.DEVNULL) == 0:
-            return
-        if time.monotonic() > end:
-            return
-        time.sleep(0.2)
-
-
-def insmod(path):
-    """Load one of our modules (from the build tree), replacing a stale one."""
-    name = os.path.basename(path)[:-3]
-    rmmod(name)
-    r = subprocess.run(["insmod", path], capture_output=True, text=True)
-    assert r.returncode == 0, "insmod %s: %s (refcnt %s)" % (
-        path, r.stderr.strip(), open("/sys/module/%s/refcnt" % name).read()
-        .strip() if os.path.exists("/sys/module/%s/refcnt" % name) else "-")
 
 
 def parallel(flow, jobs, timeout=900):

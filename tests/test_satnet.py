@@ -1337,8 +1337,8 @@ def test_pinned_covers_what_other_variants_set(tmp_path):
 
 
 def test_gate_gives_parameters_back(tmp_path, monkeypatch):
-    from satnet import runner
-    monkeypatch.setattr(runner, "_param_path",
+    from satnet import kmod, runner
+    monkeypatch.setattr(kmod, "param_path",
                         lambda m, p: str(tmp_path / ("%s.%s" % (m, p))))
     rtt0, es = tmp_path / "tcp_r.rtt0_ms", tmp_path / "tcp_rn.es"
     rtt0.write_text("0\n")
@@ -1480,3 +1480,22 @@ def test_head_to_head_page_gives_tcp_r_reasons_per_run(tmp_path):
             report.h2h._queue_drops(rec))
         assert row in text, (row, text[-1500:])
     assert "| reno | 0 |" not in text
+
+
+def test_ss_poller_hands_each_sample_with_its_mark():
+    """satnet.sspoll: the text after each "@MARK" line is one sample;
+    what comes before the first mark has none."""
+    from satnet.sspoll import SsPoller
+
+    got = []
+
+    class Poller(SsPoller):
+        def take(self, mark, text):
+            got.append((mark, text))
+
+    p = Poller(subprocess.Popen(["printf", "pre\\n@1\\na\\nb\\n@2\\n"],
+                                text=True, stdout=subprocess.PIPE))
+    p.start()
+    p.join(10)
+    p.finish()
+    assert got == [(None, "pre\n"), ("1", "a\nb\n"), ("2", "")]

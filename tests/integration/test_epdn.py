@@ -38,18 +38,21 @@ import time
 
 import pytest
 
-from conftest import insmod, kasan_kernel
+from conftest import kasan_kernel
 from satnet import pktgen, topo
-from satnet.topo import (BAD, ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY,
-                         F_HOST, F_V2, RR_OPT, Kmsg, Tcpdump,
+from satnet.console import BAD
+from satnet.kmod import ModuleError, insmod, loaded, rmmod
+from satnet.paths import ko
+from satnet.topo import (ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY, F_HOST,
+                         F_V2, RR_OPT, Kmsg, Tcpdump,
                          csum, epdn_opt, fuzz_frames, ipv4, netns,
                          odd_frames, parse_epdn, parse_ip, qdisc_stats,
                          rn_host_stats, sysctl_write as sysctl, tcp, xmit)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
-RN_HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
+KO = ko("sch_epdn")
+RN_HOST_KO = ko("rn_host")
 TC_LIB = topo.TC_LIB
 SO_RCVBUFFORCE = 33
 SND, RCV = "10.0.1.1", "10.0.3.2"
@@ -359,7 +362,7 @@ def module_loaded():
     topo.prepare_tclib()
     insmod(KO)
     yield
-    run(["rmmod", "sch_epdn"], check=False)
+    rmmod("sch_epdn")
 
 
 @pytest.fixture(autouse=True)
@@ -639,12 +642,14 @@ def rn_host():
     """tcp_rn/rn_host.ko, the sender-side origin hook, if it is built."""
     if not os.path.exists(RN_HOST_KO):
         pytest.skip("tcp_rn/rn_host.ko not built")
-    r = run(["insmod", RN_HOST_KO], check=False)
-    if r.returncode and "File exists" not in r.stderr:
-        pytest.skip("rn_host.ko does not load: " + r.stderr)
+    mine = not loaded("rn_host")
+    try:
+        insmod(RN_HOST_KO, reload=False)
+    except ModuleError as e:
+        pytest.skip("rn_host.ko does not load: %s" % e)
     yield
-    if not r.returncode:            # unload only what this test loaded
-        run(["rmmod", "rn_host"], check=False)
+    if mine:                        # unload only what this test loaded
+        rmmod("rn_host")
 
 
 @pytest.mark.parametrize("legacy", ["before", "after", "none"])

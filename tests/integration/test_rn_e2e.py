@@ -32,16 +32,17 @@ import time
 
 import pytest
 
-from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.kmod import insmod, read_params, set_param
+from satnet.paths import ko
 from satnet.scenario import load_profile, load_scenario
+from satnet.sspoll import SsPoller
 from satnet.topo import TOP, Topology, modprobe, run
 
-RN_KO = os.path.join(TOP, "tcp_rn", "tcp_rn.ko")
-HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
-EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
-PARAMS = "/sys/module/tcp_rn/parameters"
+RN_KO = ko("tcp_rn")
+HOST_KO = ko("rn_host")
+EPDN_KO = ko("sch_epdn")
 RESULTS = os.path.join(TOP, "build", "results", "rn_e2e.jsonl")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 
@@ -60,18 +61,13 @@ SS_DCTCP = re.compile(r"dctcp:\(ce_state:(\d+),alpha:(\d+),ab_ecn:(\d+),"
 
 @pytest.fixture(scope="module", autouse=True)
 def modules():
-    for ko in (RN_KO, HOST_KO, EPDN_KO):
-        assert os.path.exists(ko), "not built: run `make modules`"
+    for path in (RN_KO, HOST_KO, EPDN_KO):
+        assert os.path.exists(path), "not built: run `make modules`"
     insmod(EPDN_KO)
     insmod(HOST_KO)
     insmod(RN_KO)
     modprobe("ifb", "act_mirred", "cls_u32")
     yield
-
-
-def set_param(name, value):
-    with open(os.path.join(PARAMS, name), "w") as f:
-        f.write(str(value))
 
 
 def proc_counters(text):
@@ -104,30 +100,17 @@ def parse_rn_ss(text):
     return rows
 
 
-class SsSampler(threading.Thread):
-    """`ss -tinH` in the sender namespace once a second, raw text."""
+class SsSampler(SsPoller):
+    """`ss -tinH` in the sender namespace once a second: its rn rows."""
 
     def __init__(self, topo, ns):
-        super().__init__(daemon=True)
         loop = "while :; do echo @; ss -tinH; sleep 1; done"
-        self.proc = topo.popen(ns, ["sh", "-c", loop], text=True,
-                               stdout=subprocess.PIPE)
+        super().__init__(topo.popen(ns, ["sh", "-c", loop], text=True,
+                                    stdout=subprocess.PIPE))
         self.rows = []
 
-    def run(self):
-        block = []
-        for line in self.proc.stdout:
-            if line.startswith("@"):
-                self.rows += parse_rn_ss("".join(block))
-                block = []
-            else:
-                block.append(line)
-        self.rows += parse_rn_ss("".join(block))
-
-    def finish(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.join()
+    def take(self, mark, text):
+        self.rows += parse_rn_ss(text)
 
 
 def flow(cc, overrides, profile="linux", duration=REORDER_S, port=5201,
@@ -184,8 +167,7 @@ def parallel(*jobs):
 def record(test, runs):
     meta = {"test": test, "kernel": os.uname().release,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "params": {p: open(os.path.join(PARAMS, p)).read().strip()
-                       for p in sorted(os.listdir(PARAMS))}}
+            "params": read_params("tcp_rn")}
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     with open(RESULTS, "a") as f:
         for r in runs:
@@ -440,14 +422,14 @@ def test_classic_dupthresh_and_es():
     get_info's dupthresh, and RACK is never touched.  With es=1 and no RN-TCP receiver (so rn acts as
     SACK and fast-retransmits delayed packets), D-SACK-paired transmissions
     give RTT samples (seed 000 §4.7)."""
-    set_param("es", 1)
+    set_param("tcp_rn", "es", 1)
     try:
         classic, no_rcv = parallel(
             dict(cc="rn", overrides={}, profile="dsack-r", duration=SHORT_S,
                  sample=True),
             dict(cc="rn", overrides={}, duration=SHORT_S, receiver=False))
     finally:
-        set_param("es", 0)
+        set_param("tcp_rn", "es", 0)
     record("classic_es", [classic, no_rcv])
     assert classic["tcp_recovery"] == "0"
     assert classic["rn"]["rack_held_acks"] == 0

@@ -38,13 +38,15 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, TOP)         # run as a helper, this checkout's satnet
 
+from satnet.kmod import (get_param, insmod, restore_params,  # noqa: E402
+                         rmmod, set_param)
+from satnet.paths import ko  # noqa: E402
 from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
                          epdn_opt, qdisc_stats, raw_tcp, rn_host_stats)
 
-KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
-EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
+KO = ko("rn_host")
+EPDN_KO = ko("sch_epdn")
 TC_LIB = os.path.join(TOP, "build", "tc")
-PARAMS = "/sys/module/rn_host/parameters/"
 ME = os.path.abspath(__file__)
 PY = "/usr/bin/python3"
 
@@ -183,7 +185,6 @@ if __name__ == "__main__":
 
 import pytest  # noqa: E402
 
-from conftest import insmod  # noqa: E402
 
 
 def sh(cmd, ns=None, check=True, timeout=120):
@@ -227,16 +228,6 @@ def wait_listening(ns, port):
 def show(st):
     """Counters for an assertion message: the non-zero ones."""
     return " ".join("%s=%d" % kv for kv in st.items() if kv[1])
-
-
-def set_param(name, value):
-    with open(PARAMS + name, "w") as f:
-        f.write(str(value))
-
-
-def get_param(name):
-    with open(PARAMS + name) as f:
-        return int(f.read())
 
 
 def send(ns, spec, raw=False, mode=None):
@@ -394,7 +385,7 @@ def module_loaded():
         pytest.skip("build first: make modules")
     insmod(KO)
     yield
-    sh("rmmod rn_host", check=False)
+    rmmod("rn_host")
 
 
 @pytest.fixture
@@ -402,17 +393,16 @@ def epdn():
     if not os.path.exists(EPDN_KO) or \
             not os.path.exists(os.path.join(TC_LIB, "q_epdn.so")):
         pytest.skip("sch_epdn not built: make modules tc")
-    if "sch_epdn " not in open("/proc/modules").read():
-        insmod(EPDN_KO)
+    insmod(EPDN_KO, reload=False)
 
 
 @pytest.fixture
 def params():
     """Restore the module parameters a test changes."""
-    saved = {n: get_param(n) for n in ("max_flows", "flow_idle_ms")}
+    saved = [("rn_host", n, get_param("rn_host", n, raw=True))
+             for n in ("max_flows", "flow_idle_ms")]
     yield
-    for n, v in saved.items():
-        set_param(n, v)
+    restore_params(saved)
 
 
 def test_sysctls_are_per_namespace():
@@ -696,8 +686,8 @@ def test_flood_of_flows_stays_bounded(params):
     port = 7000
     with Net(routers=False) as n:
         n.receiver()
-        set_param("max_flows", 64)
-        set_param("flow_idle_ms", 20000)
+        set_param("rn_host", "max_flows", 64)
+        set_param("rn_host", "flow_idle_ms", 20000)
         srv = n.listen(port)
         # Each SYN-ACK creates a flow; data without a flow creates none.
         send(n.snd, syn_spec(300, port) + [dict(sleep=0.3)] +
@@ -710,7 +700,7 @@ def test_flood_of_flows_stays_bounded(params):
         # Idle flows go: stop the SYN-ACK retransmissions, shorten idle.
         srv.kill()
         srv.wait()
-        set_param("flow_idle_ms", 200)
+        set_param("rn_host", "flow_idle_ms", 200)
         for _ in range(80):
             time.sleep(0.25)
             st = rn_host_stats(n.rcv)

@@ -25,18 +25,19 @@ import time
 
 import pytest
 
-from conftest import insmod
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.kmod import insmod, rmmod
+from satnet.paths import ko
 from satnet.record import jain
 from satnet.runner import load_cc, qdisc_totals, together
 from satnet.scenario import load_profile, load_scenario
 from satnet.topo import TOP, Topology, run
 
-R_KO = os.path.join(TOP, "tcp_r", "tcp_r.ko")
-RN_KO = os.path.join(TOP, "tcp_rn", "tcp_rn.ko")
-HOST_KO = os.path.join(TOP, "tcp_rn", "rn_host.ko")
-EPDN_KO = os.path.join(TOP, "sch_epdn", "sch_epdn.ko")
+R_KO = ko("tcp_r")
+RN_KO = ko("tcp_rn")
+HOST_KO = ko("rn_host")
+EPDN_KO = ko("sch_epdn")
 RESULTS = os.path.join(TOP, "build", "results", "tcp_r.jsonl")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 PATHS = ("modified", "drop", "ece", "repeat")
@@ -52,20 +53,15 @@ CORRUPT = {"bottleneck.rate_mbit": 2, "bottleneck.qdisc": "epdn",
 FLOW_S = 30
 
 
-def _loaded(name):
-    return os.path.isdir("/sys/module/" + name)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def modules():
-    for ko in (R_KO, RN_KO, HOST_KO, EPDN_KO):
-        assert os.path.exists(ko), "not built: run `make modules`"
-    for ko in (EPDN_KO, HOST_KO, RN_KO):
-        if not _loaded(os.path.basename(ko)[:-3]):
-            insmod(ko)
+    for path in (R_KO, RN_KO, HOST_KO, EPDN_KO):
+        assert os.path.exists(path), "not built: run `make modules`"
+    for path in (EPDN_KO, HOST_KO, RN_KO):
+        insmod(path, reload=False)
     insmod(R_KO)
     yield
-    run(["rmmod", "tcp_r"], check=False)
+    rmmod("tcp_r")
 
 
 def paths_of(rows):

@@ -164,12 +164,11 @@ def probe_cc():
 
 def probe_params():
     """Write every module parameter of ours back as it is."""
+    from satnet.kmod import param_path, read_params
     res = {}
     for mod in ("rn_host", "tcp_rn", "tcp_r", "tcp_esack"):
-        d = "/sys/module/%s/parameters/" % mod
-        for p in sorted(os.listdir(d)):
-            with open(d + p) as f:
-                res[mod + "." + p] = try_write(d + p, f.read().strip())
+        for p, v in read_params(mod).items():
+            res[mod + "." + p] = try_write(param_path(mod, p), v)
     return res
 
 
@@ -225,6 +224,7 @@ if __name__ == "__main__":
 
 import pytest  # noqa: E402
 
+from satnet.paths import MODULES  # noqa: E402
 from satnet.topo import modprobe, prepare_tclib, run  # noqa: E402
 
 CGROOT = "/sys/fs/cgroup"
@@ -236,7 +236,7 @@ def setup():
     """Our modules and veth loaded; unprivileged user namespaces allowed
     (Debian's switch, on by default); the checkout readable by uid
     65534, which runs this file and our tc plugin from it."""
-    modprobe("veth", "rn_host", "tcp_rn", "tcp_r", "tcp_esack", "sch_epdn")
+    modprobe("veth", *MODULES)
     prepare_tclib()
     with searchable(TOP), clone_sysctl():
         yield

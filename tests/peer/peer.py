@@ -17,6 +17,7 @@ import struct
 import subprocess
 import time
 
+from satnet import kmod
 from packet import (Segment, parse, flags_bits, flags_str, epdn_option,
                     Malformed)
 
@@ -196,8 +197,7 @@ class Peer:
             self.log("#", "sysctl %s=%s" % (name, value))
 
     def param(self, module, name, value):
-        with open("/sys/module/%s/parameters/%s" % (module, name), "w") as f:
-            f.write("%s\n" % value)
+        kmod.set_param(module, name, value)
         self.log("#", "%s.%s=%s" % (module, name, value))
 
     def route(self, opts):

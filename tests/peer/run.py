@@ -20,6 +20,9 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, TOP)         # packet.py takes this checkout's satnet
+from satnet import kmod  # noqa: E402
+from satnet.paths import ko  # noqa: E402
+
 DEFAULTS = os.path.join(HERE, "defaults.sysctl")
 
 
@@ -48,42 +51,14 @@ def defaults():
     return out
 
 
-def loaded(name):
-    return os.path.isdir("/sys/module/" + name)
-
-
-def load_modules(paths):
+def load_modules(names):
     if not os.path.exists("/sys/class/misc/tun"):   # built in, or loaded
         subprocess.run(["modprobe", "tun"], check=True)
-    for rel in paths:
-        path = os.path.join(TOP, rel)
-        name = os.path.basename(path)[:-3]
-        if loaded(name):
-            continue
-        if not os.path.exists(path):
-            raise SystemExit("%s: not built (run `make`)" % rel)
-        r = subprocess.run(["insmod", path], capture_output=True, text=True)
-        if r.returncode:
-            raise SystemExit("insmod %s: %s" % (rel, r.stderr.strip()))
-
-
-def set_params(params):
-    """Write module parameters; return what to write back afterwards."""
-    old = []
-    for module, kv in params.items():
-        for k, v in kv.items():
-            path = "/sys/module/%s/parameters/%s" % (module, k)
-            with open(path) as f:
-                old.append((path, f.read().strip()))
-            with open(path, "w") as f:
-                f.write("%s\n" % v)
-    return old
-
-
-def restore_params(old):
-    for path, value in reversed(old):
-        with open(path, "w") as f:
-            f.write(value + "\n")
+    for name in names:
+        try:
+            kmod.insmod(ko(name), reload=False)
+        except kmod.ModuleError as e:
+            raise SystemExit(str(e)) from None
 
 
 def child(path, family, cc_map):
@@ -178,14 +153,14 @@ def main():
     for path in args.scripts:
         mod = load_script(path)
         load_modules([] if args.no_modules else getattr(mod, "MODULES", []))
-        old = set_params(getattr(mod, "PARAMS", {}))
+        old = kmod.set_params(getattr(mod, "PARAMS", {}))
         try:
             for fam in getattr(mod, "FAMILIES", (4,)):
                 if args.only in (None, fam):
                     ok &= run_one(path, fam, args.verbose, args.timeout,
                                   args.cc)
         finally:
-            restore_params(old)
+            kmod.restore_params(old)
     sys.exit(0 if ok else 1)
 
 

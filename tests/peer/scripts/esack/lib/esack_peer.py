@@ -11,7 +11,7 @@ alpha = A1 count, ab_ecn = A2 count, ab_tot = B1 count.
 """
 
 MSS = 1000
-MODULES = ["tcp_esack/tcp_esack.ko"]
+MODULES = ["tcp_esack"]
 # No PARAMS: the scripts check the module's defaults, the seed's rules
 # (first_factor 60; window_span 0, windows with losses alternate
 # whatever their distance).

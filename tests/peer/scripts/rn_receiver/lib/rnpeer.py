@@ -12,7 +12,7 @@ and only if packet n is in the reorder list.
 from packet import EPDN_EMPTY, EPDN_HOST
 
 MSS = 1000
-MODULES = ["tcp_rn/rn_host.ko"]
+MODULES = ["rn_host"]
 # Every ACK the TIME-WAIT socket owes is sent (no rate limit).
 SYSCTL = {"net.rn.receiver": 1, "net.ipv4.tcp_invalid_ratelimit": 0}
 TTL = 64

@@ -9,7 +9,9 @@ ab_tot = ACKs seen with the bit."""
 
 import math
 
-MODULES = ["tcp_rn/rn_host.ko", "tcp_rn/tcp_rn.ko"]
+from satnet import kmod
+
+MODULES = ["rn_host", "tcp_rn"]
 MSS = 1000
 DUPTHRESH_MAX = 300                 # net.ipv4.tcp_max_reordering
 # (initcwnd, SYN-ACK delay, ACK delay, ACK rounds before the train):
@@ -24,8 +26,7 @@ def counters():
 
 
 def param(name):
-    with open("/sys/module/tcp_rn/parameters/" + name) as f:
-        return f.read().strip()
+    return kmod.get_param("tcp_rn", name, raw=True)
 
 
 def start(t, initcwnd=10, synack_delay=0.1, rto_min=10.0, nbytes=600000,

@@ -8,7 +8,7 @@ without it says the hole was dropped by congestion.  tcp_rn.ko reads the
 bit for r's sockets; no sysctl is needed at the sender.
 """
 
-MODULES = ["tcp_rn/rn_host.ko", "tcp_rn/tcp_rn.ko", "tcp_r/tcp_r.ko"]
+MODULES = ["rn_host", "tcp_rn", "tcp_r"]
 # min_rtt is the latest sample, so that RACK's window (min_rtt/4) follows
 # the long RTTs the scripts make and three back-to-back dupACKs arrive in
 # it; no F-RTO undo after a timeout.
