@@ -73,3 +73,26 @@ def test_guest_cpu_counts_the_runs_flagged_cpu_bound(tmp_path):
     mean, bound, n = load_tool().guest_cpu(str(tmp_path), "h2h-geo")
     assert (round(mean, 3), bound, n) == (0.5, 1, 3)
     assert load_tool().guest_cpu(str(tmp_path), "h2h-leo-ge") == (0.0, 0, 0)
+
+
+def test_a_failed_family_does_not_stop_the_arm(tmp_path, monkeypatch):
+    tool = load_tool()
+    ran = []
+
+    class Done:
+        def __init__(self, rc):
+            self.returncode = rc
+
+    def fake_run(cmd, cwd=None):
+        exp = cmd[cmd.index("run") + 1]
+        ran.append(exp)
+        return Done(1 if exp == "h2h-geo" else 0)
+
+    monkeypatch.setattr(tool.subprocess, "run", fake_run)
+    args = type("A", (), {"out": str(tmp_path), "reps": 1, "width": 1,
+                          "load": 1})()
+    walls, failed = {}, []
+    tool.run_arm("virtual", args, tool.FAMILIES[:3], walls, failed)
+    assert ran == [f[1] for f in tool.FAMILIES[:3]]
+    assert failed == ["virtual: h2h-geo"]
+    assert set(walls["virtual"]) == set(ran)
