@@ -579,6 +579,9 @@ def width_check(results):
     if not lines:
         return []
     m = stats.EQUIV_MARGIN
+    older = " Rows of the older serial control compare the points run " \
+        "alone after the run with the run's own, not interleaved." \
+        if any("not interleaved" in x for x in lines) else ""
     return ["## Width check", "",
             "The same cells run alone (width 1) and side by side "
             "(`satnet run --width-check`; the two arms interleaved in "
@@ -586,8 +589,8 @@ def width_check(results):
             "side by side over alone, with its 95 %% CI: *same* where the "
             "CI lies inside [1/%.2g, %.2g], *differs* where it lies "
             "outside, *inconclusive* otherwise (a CI that merely holds 1 "
-            "shows nothing); at least %d runs an arm." %
-            (m, m, stats.MIN_RUNS), "",
+            "shows nothing); at least %d runs an arm.%s" %
+            (m, m, stats.MIN_RUNS, older), "",
             "| experiment | cell | width | arms | alone | side by side | "
             "ratio (95 %% CI) | within %.2g× |" % m,
             "|---|---|---|---|---|---|---|---|"] + lines + [""]

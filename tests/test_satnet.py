@@ -1630,6 +1630,7 @@ def test_older_serial_control_records_are_still_judged():
     lines = report.width_check({"fx-sweep": report.Results(exp, recs)})
     rows = [x for x in lines if x.startswith("| fx-sweep |")]
     assert len(rows) == 1 and "serial control, not interleaved" in rows[0]
+    assert "the older serial control" in lines[2]
     assert rows[0].endswith("| pilot (fewer than 3 runs a side) |")
 
 
