@@ -411,8 +411,10 @@ class Point:
                           for v in exp.flows(self.variant)]}
 
     def __str__(self):
-        return "%s %s %s rep %d" % (self.exp.name, self.variant,
-                                    self.key(), self.rep)
+        return "%s %s %s rep %d%s" % (self.exp.name, self.variant,
+                                      self.key(), self.rep,
+                                      " (%s)" % self.mode
+                                      if CHECK_MODE.match(self.mode) else "")
 
 
 def resolved(obj):

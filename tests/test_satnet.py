@@ -1570,6 +1570,7 @@ def test_width_check_interleaves_its_two_arms():
     assert len(set(names)) == len(names) == 20
     arm = "".join("a" if b in alone else "B" for b in blocks)
     assert arm == "aBaaBaaBaaBa", arm
+    assert str(alone[0][0]).endswith("rep 0 (check3-alone)")
     assert cli.width_check_blocks(run_args(), pts) == []
     # a verdict needs 3 runs an arm: a quick set's 2 reps get a third
     blocks = cli.width_check_blocks(run_args("--width-check",
