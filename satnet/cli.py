@@ -305,6 +305,7 @@ def cmd_run(a):
     blocks = width_check_blocks(a, points)
     points += [p for b in blocks for p in b]
     todo = [p for p in points if not stored(p, a.results, a.reuse_stale)]
+    left = len(todo)
     if a.only:
         todo = read_only(a.only, todo)
     if a.emit_jobs:
@@ -312,8 +313,9 @@ def cmd_run(a):
     # The guest side (--here) and --native run in this one kernel.
     n = 1 if a.here or a.native else guest_count(a)
     shares = [s for s in split(todo, n, a.width) if s] or [[]]
-    print("satnet: %d points, %d stored, %d to run, about %.0f min at "
-          "width %d%s" % (len(points), len(points) - len(todo), len(todo),
+    print("satnet: %d points, %d stored, %d to run%s, about %.0f min at "
+          "width %d%s" % (len(points), len(points) - left, left,
+                          ", %d of them here" % len(todo) if a.only else "",
                           max(estimate_s(s, a.width) for s in shares) / 60,
                           a.width, " on %d guests at once" % len(shares)
                           if len(shares) > 1 else ""),

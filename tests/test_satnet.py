@@ -1498,6 +1498,7 @@ def test_a_guest_runs_only_the_points_it_was_given(tmp_path):
                    str(tmp_path), "--only", str(only), "--guests", "2",
                    "--here")
         assert r.returncode == 0, r.stderr
+        assert "8 to run, %d of them here" % len(share) in r.stderr
         assert r.stdout.split() == [p.relpath() for p in share]
         out += r.stdout.split()
     assert sorted(out) == sorted(p.relpath() for p in pts)
