@@ -243,7 +243,7 @@ H2H_EXPS := $(basename $(notdir $(wildcard experiments/h2h-*.toml)))
 
 bench: deps
 	$(MAKE) all
-	satnet run --quick --serial-control s000-fig2:tcp-r $(BENCH_ARGS) \
+	satnet run --quick --width-check s000-fig2:tcp-r $(BENCH_ARGS) \
 		$(SEED_EXPS)
 	satnet report --command "make bench"
 

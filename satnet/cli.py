@@ -19,14 +19,19 @@ import argparse
 import contextlib
 import glob
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 from . import experiment as xp
 from .paths import (EXPERIMENT_DIR, MODULES, PROFILE_DIR, RESULTS_DIR,
                     SCENARIO_DIR, TC_PLUGIN, TOP, VM_RUN)
+from .stats import MIN_RUNS
 
 DEFAULT_MD = os.path.join(TOP, "docs", "results.md")
 MODULE_FILES = tuple(MODULES.values()) + (TC_PLUGIN,)
@@ -151,21 +156,76 @@ def selected_points(a):
     return points
 
 
-def serial_points(a, points):
-    """--serial-control EXP:VARIANT: the same points again, run alone."""
-    if not a.serial_control:
+def alone(p):
+    """A point of the width check's alone arm."""
+    m = xp.CHECK_MODE.match(p.mode)
+    return bool(m and m.group(2) == "alone")
+
+
+def interleave(xs, ys):
+    """@xs and @ys merged so that each is spread evenly over the whole:
+    item i of a list of n sits at (i + 0.5) / n; @xs first on a tie."""
+    pos = [((i + 0.5) / len(xs), 0, x) for i, x in enumerate(xs)] + \
+        [((i + 0.5) / len(ys), 1, y) for i, y in enumerate(ys)]
+    return [x for _, _, x in sorted(pos, key=lambda t: t[:2])]
+
+
+def width_check_blocks(a, points):
+    """--width-check EXP:VARIANT: that variant's cells (sweep values) of
+    this run again in two arms, alone (width 1) and --width at once, as
+    blocks run one after another: each alone run is a block, each batch
+    of --width runs side by side is one, and the two arms alternate
+    evenly in time so that a drift of the host affects both alike.  Each
+    arm has at least stats.MIN_RUNS reps a cell, which a verdict needs,
+    and the side-by-side arm whole batches."""
+    if not a.width_check:
         return []
-    name, _, variant = a.serial_control.partition(":")
-    out = []
+    name, _, variant = a.width_check.partition(":")
+    width = a.width
+    cells = {}
     for p in points:
         if p.exp.name == name and p.variant == variant:
-            q = xp.Point(p.exp, "serial", p.variant, p.point, p.rep,
-                         p.duration)
-            out.append(q)
-    if not out:
-        fail("--serial-control %s matches no point of this run" %
-             a.serial_control)
-    return out
+            cells.setdefault(p.key(), []).append(p)
+    if not cells:
+        fail("--width-check %s matches no point of this run" %
+             a.width_check)
+    alone_runs, batches = [], []
+    for ps in cells.values():
+        p = ps[0]
+        reps = more(sorted(q.rep for q in ps), MIN_RUNS - len(ps))
+        alone_runs += [[xp.Point(p.exp, "check%d-alone" % width, variant,
+                                 p.point, r, p.duration)] for r in reps]
+        reps = more(reps, -len(reps) % width)
+        beside = [xp.Point(p.exp, "check%d-beside" % width, variant,
+                           p.point, r, p.duration) for r in reps]
+        batches += [beside[i:i + width] for i in range(0, len(beside),
+                                                         width)]
+    return interleave(alone_runs, batches)
+
+
+def more(reps, n):
+    """@reps and @n reps after its last."""
+    return reps + list(range(reps[-1] + 1, reps[-1] + 1 + max(0, n)))
+
+
+def check_width_check(a):
+    """The arguments a width check cannot run with."""
+    if a.serial_control:
+        fail("--serial-control is now --width-check %s, which runs the "
+             "two arms interleaved and judges them" % a.serial_control)
+    if not a.width_check:
+        return
+    name, sep, variant = a.width_check.partition(":")
+    if not (name and sep and variant):
+        fail("--width-check %s: give EXPERIMENT:VARIANT" % a.width_check)
+    if variant == "mix":
+        fail("--width-check: a mix always runs alone; name a variant")
+    if a.width < 2:
+        fail("--width-check compares width 1 with --width, which is %d: "
+             "give --width 2 or more" % a.width)
+    if a.emit_jobs:
+        fail("--width-check runs its two arms interleaved in one kernel; "
+             "--emit-jobs cannot spread that over independent jobs")
 
 
 def check_built():
@@ -177,24 +237,88 @@ def check_built():
 
 
 def estimate_s(points, width):
-    singles = sum(p.duration + 50 for p in points if p.variant != "mix")
+    together = sum(p.duration + 50 for p in points
+                   if p.variant != "mix" and not alone(p))
+    by_itself = sum(p.duration + 50 for p in points
+                    if p.variant != "mix" and alone(p))
     mixes = sum(p.duration * 1.5 + 120 for p in points if p.variant == "mix")
-    return singles / max(1, width) + mixes
+    return together / max(1, width) + by_itself + mixes
+
+
+def guest_count(a):
+    """--guests, else one guest per host core on the virtual clock (a
+    guest there has one vCPU: SMP guests hang under icount), one guest
+    on the real clock (it has two vCPUs)."""
+    if a.guests is not None:
+        return a.guests
+    return os.cpu_count() or 1 if a.clock == "virtual" else 1
+
+
+def check_guests(a):
+    """--guests boots VMs; the options that boot none refuse it."""
+    if a.guests is None:
+        return
+    if a.native:
+        fail("run: --guests boots VMs, --native boots none")
+    if a.emit_jobs:
+        fail("run: --emit-jobs runs nothing; spread its commands with GNU "
+             "parallel or Slurm, not --guests")
+
+
+def split(todo, n, width):
+    """@todo over @n guests, as n lists in @todo's order: every point
+    once.  A job is a point, or the width check's points together (its
+    arms share one kernel and one time line); the longest job (by
+    estimate_s) goes first to the guest with the least work, the lower
+    guest on a tie, so the split depends on nothing but its arguments."""
+    check = [p for p in todo if xp.CHECK_MODE.match(p.mode)]
+    jobs = [[p] for p in todo if not xp.CHECK_MODE.match(p.mode)] + \
+        ([check] if check else [])
+    cost = [estimate_s(j, width) for j in jobs]
+    load, owner = [0.0] * n, {}
+    for i in sorted(range(len(jobs)), key=lambda i: -cost[i]):
+        g = min(range(n), key=lambda g: (load[g], g))
+        load[g] += cost[i]
+        owner.update((id(p), g) for p in jobs[i])
+    return [[p for p in todo if owner[id(p)] == g] for g in range(n)]
+
+
+def read_only(path, todo):
+    """The points of @todo that the file @path (--only) names, one
+    record path a line: what the host gave this guest."""
+    try:
+        with open(path) as f:
+            want = set(f.read().split("\n"))
+    except OSError as e:
+        fail("--only %s: %s" % (path, e.strerror))
+    return [p for p in todo if p.relpath() in want]
 
 
 def cmd_run(a):
     from .runner import stored
+    check_guests(a)
+    check_width_check(a)
     try:
         points = selected_points(a)
     except (xp.ExperimentError, ValueError) as e:
         fail(str(e))
-    points += serial_points(a, points)
+    blocks = width_check_blocks(a, points)
+    points += [p for b in blocks for p in b]
     todo = [p for p in points if not stored(p, a.results, a.reuse_stale)]
+    left = len(todo)
+    if a.only:
+        todo = read_only(a.only, todo)
     if a.emit_jobs:
         return emit_jobs(todo, a)
-    print("satnet: %d points, %d stored, %d to run, about %.0f min at "
-          "width %d" % (len(points), len(points) - len(todo), len(todo),
-                        estimate_s(todo, a.width) / 60, a.width),
+    # The guest side (--here) and --native run in this one kernel.
+    n = 1 if a.here or a.native else guest_count(a)
+    shares = [s for s in split(todo, n, a.width) if s] or [[]]
+    print("satnet: %d points, %d stored, %d to run%s, about %.0f min at "
+          "width %d%s" % (len(points), len(points) - left, left,
+                          ", %d of them here" % len(todo) if a.only else "",
+                          max(estimate_s(s, a.width) for s in shares) / 60,
+                          a.width, " on %d guests at once" % len(shares)
+                          if len(shares) > 1 else ""),
           file=sys.stderr)
     if a.dry_run:
         for p in todo:
@@ -210,25 +334,36 @@ def cmd_run(a):
         fail("run: --results %s is outside %s, the only folder the VM can "
              "write; choose a folder inside it, or --native" %
              (a.results, TOP))
-    if not a.here:
-        return in_vm(a, todo)
-    return run_here(a, todo)
+    if a.here:
+        return run_here(a, todo, blocks)
+    rc = run_here(a, todo, blocks) if a.native else in_vm(a, shares)
+    if blocks:
+        print_width_check(a, blocks[0][0].exp)
+    return rc
 
 
-def run_here(a, todo):
+def run_here(a, todo, blocks=()):
+    """@todo in this kernel: the run's points --width at once, then the
+    width check's @blocks one after another (each alone run by itself,
+    each batch of the side-by-side arm at once)."""
     from tqdm import tqdm
 
     from .runner import Runner
-    serial = [p for p in todo if p.mode == "serial"]
-    rest = [p for p in todo if p.mode != "serial"]
+    pending = {id(p) for p in todo}
+    checked = {id(p) for b in blocks for p in b}
     t0 = time.monotonic()
     with tqdm(total=len(todo), unit="point", file=sys.stderr,
               dynamic_ncols=True, mininterval=5) as bar:
         runner = Runner(a.width, a.results, bar, log=bar.write,
                         reuse_stale=a.reuse_stale)
-        runner.run(rest)
-        runner.width = 1
-        runner.run(serial)
+        runner.run([p for p in todo if id(p) not in checked])
+        for block in blocks:
+            run = [p for p in block if id(p) in pending]
+            if run:
+                # meta.width: how many ran at once, also in a batch left
+                # part done by an interrupted run
+                runner.width = len(run)
+                runner.run(run)
     print("satnet: %d points in %.0f s, %d failed" %
           (len(todo), time.monotonic() - t0, len(runner.errors)),
           file=sys.stderr)
@@ -237,23 +372,107 @@ def run_here(a, todo):
     return 1 if runner.errors else 0
 
 
-def in_vm(a, todo):
-    """Run the same command inside a kernel that loads our modules:
-    tools/vm-run runs it natively when this one can, else boots the VM.
-    The guest runs this checkout's package, whatever an installed
-    `satnet` command points at."""
+def print_width_check(a, exp):
+    """The width check's verdicts, from the records now stored."""
+    from . import record, report
+    recs = record.load_all(a.results, experiments=[exp.name],
+                           warn=lambda m: print(m, file=sys.stderr))
+    try:
+        lines = report.width_check({exp.name: report.Results(exp, recs)})
+    except ImportError as e:             # the run itself is done
+        lines = ["satnet: no verdict here (%s); satnet report judges the "
+                 "width check where scipy is installed" % e]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def console_log(i, n):
+    """Guest @i's (0-based) console log, of @n guests."""
+    name = "satnet-console%s.log" % ("-%d" % (i + 1) if n > 1 else "")
+    return os.path.join(TOP, "build", name)
+
+
+def guest_command(a, only, log, timeout, vm):
+    """tools/vm-run running this command on the points of the file @only
+    inside a kernel that loads our modules (natively where this one can,
+    unless @vm).  The guest runs this checkout's package, whatever an
+    installed `satnet` command points at."""
     argv = ["env", "PYTHONPATH=" + TOP, "python3", "-m", "satnet.cli"] + \
-        sys.argv[1:] + ["--here"]
-    timeout = int(estimate_s(todo, a.width) * 2 + 900)
-    cmd = [sys.executable, VM_RUN, "--timeout", str(timeout), "--log",
-           os.path.join(TOP, "build", "satnet-console.log")]
+        a.argv + ["--only", only, "--here"]
+    cmd = [sys.executable, VM_RUN, "--timeout", str(timeout), "--log", log]
     if a.clock == "virtual":
         cmd += ["--clock", "virtual"]
-    elif a.vm:
+    elif a.vm or vm:
         cmd.append("--vm")
     elif a.native:
         cmd.append("--native")
-    return subprocess.call(cmd + ["--"] + argv)
+    return cmd + ["--"] + argv
+
+
+def in_vm(a, shares):
+    """Each share of the points in a guest of its own, all at once.
+    Several guests are always VMs: module parameters are global to a
+    kernel, so two runs in one would need one ParamGate.  The status is
+    nonzero when any guest failed."""
+    run_dir = tempfile.mkdtemp(prefix="satnet-run-",
+                               dir=os.path.join(TOP, "build"))
+    n, procs = len(shares), []
+    try:
+        for i, share in enumerate(shares):
+            only = os.path.join(run_dir, "guest-%d.points" % (i + 1))
+            with open(only, "w") as f:
+                f.write("".join(p.relpath() + "\n" for p in share))
+            cmd = guest_command(a, only, console_log(i, n),
+                                int(estimate_s(share, a.width) * 2 + 900),
+                                vm=n > 1)
+            if n == 1:
+                return subprocess.call(cmd)
+            print("satnet: guest %d/%d: %d points, about %.0f min, console "
+                  "%s" % (i + 1, n, len(share),
+                          estimate_s(share, a.width) / 60,
+                          os.path.relpath(console_log(i, n))),
+                  file=sys.stderr)
+            procs.append(guest(cmd, "guest %d/%d: " % (i + 1, n)))
+        rcs = [(p.wait(), t.join())[0] for p, t in procs]
+    finally:
+        for p, _ in procs:
+            if p.poll() is None:
+                p.terminate()
+        shutil.rmtree(run_dir, ignore_errors=True)
+    for i, ((p, _), rc) in enumerate(zip(procs, rcs)):
+        print("satnet: guest %d/%d: %s in %.0f s" % (
+            i + 1, n, "done" if rc == 0 else
+            "FAILED (status %d, console %s)" %
+            (rc, os.path.relpath(console_log(i, n))),
+            getattr(p, "wall_s", 0)), file=sys.stderr)
+    return 1 if any(rcs) else 0
+
+
+def guest(cmd, prefix):
+    """Start @cmd with its output copied to stderr line by line, each
+    line (and each progress bar frame) after @prefix."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    t0 = time.monotonic()
+
+    def copy():
+        buf = b""
+        while True:
+            chunk = proc.stdout.read1(65536)
+            if not chunk:
+                break
+            *lines, buf = re.split(rb"[\r\n]", buf + chunk)
+            for ln in lines:
+                if ln.strip():
+                    sys.stderr.write(prefix + ln.decode(errors="replace")
+                                     + "\n")
+            sys.stderr.flush()
+        if buf.strip():
+            sys.stderr.write(prefix + buf.decode(errors="replace") + "\n")
+        proc.wall_s = time.monotonic() - t0
+
+    t = threading.Thread(target=copy, daemon=True)
+    t.start()
+    return proc, t
 
 
 def emit_jobs(todo, a):
@@ -273,7 +492,7 @@ def emit_jobs(todo, a):
             args += ["--results", a.results]
         if a.reuse_stale:
             args.append("--reuse-stale")
-        if p.mode == "serial" or p.variant == "mix":
+        if p.variant == "mix":
             args += ["--width", "1"]
         print(" ".join(shlex.quote(x) for x in args))
     return 0
@@ -465,9 +684,17 @@ def parser():
                    help="seconds per run (default: the experiment's)")
     r.add_argument("--width", type=count(1), default=3, help="points run at "
                    "once, each in its own namespaces (default 3)")
-    r.add_argument("--serial-control", metavar="EXP:VARIANT",
-                   help="run that variant's points again, one at a time, "
-                   "so the report shows whether width changed results")
+    r.add_argument("--width-check", metavar="EXP:VARIANT",
+                   help="run that variant's points of this run again, "
+                   "alone and --width at once, the two interleaved in "
+                   "time; the report judges whether the width changed "
+                   "the results (same, differs or inconclusive)")
+    r.add_argument("--serial-control", help=argparse.SUPPRESS)
+    r.add_argument("--guests", type=count(1), metavar="N",
+                   help="VMs booted at once, each running its share of "
+                   "the points, --width at a time (default: one per host "
+                   "core with --clock virtual, whose guests have one "
+                   "vCPU; 1 on the real clock)")
     r.add_argument("--results", default=RESULTS_DIR,
                    help="folder of run records (default %(default)s)")
     r.add_argument("--reuse-stale", action="store_true",
@@ -489,6 +716,7 @@ def parser():
                    "QEMU's instruction-counted virtual clock, one vCPU "
                    "(default real; docs/testbed.md)")
     r.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
+    r.add_argument("--only", help=argparse.SUPPRESS)
     r.set_defaults(fn=cmd_run)
 
     rp = sub.add_parser(
@@ -590,7 +818,9 @@ def version():
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     a = parser().parse_args(argv)
+    a.argv = argv
     try:
         rc = a.fn(a) or 0
         sys.stdout.flush()      # a closed pipe shows here, not at exit

@@ -16,6 +16,11 @@ from .scenario import ScenarioError, load_scenario
 from .stats import EQUIV_MARGIN
 
 MODES = ("quick", "full")
+# A record's mode beyond those: "point" (another duration), and the two
+# arms of satnet run --width-check at width W, "checkW-alone" (width 1)
+# and "checkW-beside" (W at once); "serial" is the older control's (the
+# points again alone, after the run, not interleaved).
+CHECK_MODE = re.compile(r"^check(\d+)-(alone|beside)$")
 METRICS = ("goodput", "goodput_share", "limit_share", "retrans_share",
            "timeouts", "recoveries", "jain", "packets")
 EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
@@ -406,8 +411,10 @@ class Point:
                           for v in exp.flows(self.variant)]}
 
     def __str__(self):
-        return "%s %s %s rep %d" % (self.exp.name, self.variant,
-                                    self.key(), self.rep)
+        return "%s %s %s rep %d%s" % (self.exp.name, self.variant,
+                                      self.key(), self.rep,
+                                      " (%s)" % self.mode
+                                      if CHECK_MODE.match(self.mode) else "")
 
 
 def resolved(obj):

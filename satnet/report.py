@@ -10,7 +10,7 @@ import re
 
 from . import h2h, record, stats
 from .castate import CA_STATES, fmt_shares
-from .experiment import ACROSS, load_all, point_key
+from .experiment import ACROSS, CHECK_MODE, load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
 
@@ -55,7 +55,14 @@ class Results:
         modes = {r["mode"] for r in recs}
         self.mode = next((m for m in MODE_ORDER if m in modes), None)
         self.recs = [r for r in recs if r["mode"] == self.mode]
+        # the older control: the points again, alone, after the run
         self.serial = [r for r in recs if r["mode"] == "serial"]
+        self.checks = {}         # width -> {"alone": recs, "beside": recs}
+        for r in recs:
+            m = CHECK_MODE.match(r["mode"])
+            if m:
+                self.checks.setdefault(int(m.group(1)), {
+                    "alone": [], "beside": []})[m.group(2)].append(r)
 
     def runs(self, variant, point, recs=None):
         key = point_key(point)
@@ -527,38 +534,66 @@ def header(recs, command, older=0):
     ]
 
 
-SAME_WORDS = {"reproduced": "equivalent", "contradicted": "width changed it",
-              "pilot": "pilot (fewer than 3 runs)"}
+SAME_WORDS = {"reproduced": "same", "contradicted": "differs",
+              "pilot": "pilot (fewer than %d runs a side)" % stats.MIN_RUNS}
 
 
-def serial_control(results):
-    """Parallel against serial runs of the same points: whether running
-    points side by side changed the results."""
+def width_arms(res):
+    """(width, alone runs, side-by-side runs, how) of each width check
+    of an experiment.  A side-by-side run counts at its check's width
+    only (meta.width: a batch left part done ran narrower).  Records of
+    the older serial control (mode "serial": alone, after the run) are
+    set against the run's own records, not interleaved with them."""
+    out = []
+    for w, arms in sorted(res.checks.items()):
+        beside = [r for r in arms["beside"] if r["meta"].get("width") == w]
+        out.append(("%d" % w, arms["alone"], beside, "interleaved"))
+    if res.serial:
+        ws = sorted({str(r["meta"].get("width")) for r in res.recs})
+        out.append(("/".join(ws) or "–", res.serial, res.recs,
+                    "serial control, not interleaved"))
+    return out
+
+
+def width_check(results):
+    """Whether running points side by side changed their results: per
+    width check and cell, the side-by-side runs' mean over the alone
+    runs' with its log-scale CI, judged as equivalence (same, differs,
+    inconclusive)."""
     lines = []
     for name, res in results.items():
-        if not res.serial:
-            continue
-        for pt in res.points():
-            for v in res.exp.variants:
-                s = res.estimate(v, pt, recs=res.serial)
-                p = res.estimate(v, pt)
-                if s.n and p.n:
-                    r = stats.Ratio(p, s)
-                    j = stats.judge_same(r, True, min(s.n, p.n))
-                    lines.append("| %s | %s %s | %s | %s | %s | %s |" % (
-                        name, v, point_key(pt), p.fmt(), s.fmt(), r.fmt(),
-                        SAME_WORDS.get(j.verdict, j.verdict)))
+        for width, alone, beside, how in width_arms(res):
+            for pt in res.points():
+                for v in res.exp.variants:
+                    a = res.estimate(v, pt, recs=alone)
+                    b = res.estimate(v, pt, recs=beside)
+                    if not (a.n and b.n):
+                        continue
+                    r = stats.Ratio(b, a)
+                    j = stats.judge_same(r, True, min(a.n, b.n))
+                    lines.append("| %s | %s %s | %s | %s | %s | %s | %s | "
+                                 "%s |" % (name, v, point_key(pt), width,
+                                           how, a.fmt(), b.fmt(), r.fmt(),
+                                           SAME_WORDS.get(j.verdict,
+                                                          j.verdict)))
     if not lines:
         return []
-    return ["## Serial control", "",
-            "The same points run alone (width 1) and side by side "
-            "(`meta.width`), judged as equivalence: the width changed "
-            "nothing only where the ratio's CI lies inside [1/%.2g, %.2g] "
-            "(a CI that merely holds 1 shows nothing), with at least %d "
-            "runs of each." % (stats.EQUIV_MARGIN, stats.EQUIV_MARGIN,
-                               stats.MIN_RUNS), "",
-            "| experiment | point | parallel | serial | ratio | verdict |",
-            "|---|---|---|---|---|---|"] + lines + [""]
+    m = stats.EQUIV_MARGIN
+    older = " Rows of the older serial control compare the points run " \
+        "alone after the run with the run's own, not interleaved." \
+        if any("not interleaved" in x for x in lines) else ""
+    return ["## Width check", "",
+            "The same cells run alone (width 1) and side by side "
+            "(`satnet run --width-check`; the two arms interleaved in "
+            "time), judged as equivalence on the ratio of the means, "
+            "side by side over alone, with its 95 %% CI: *same* where the "
+            "CI lies inside [1/%.2g, %.2g], *differs* where it lies "
+            "outside, *inconclusive* otherwise (a CI that merely holds 1 "
+            "shows nothing); at least %d runs an arm.%s" %
+            (m, m, stats.MIN_RUNS, older), "",
+            "| experiment | cell | width | arms | alone | side by side | "
+            "ratio (95 %% CI) | within %.2g× |" % m,
+            "|---|---|---|---|---|---|---|---|"] + lines + [""]
 
 
 def experiment_section(res, figdir, mddir):
@@ -657,7 +692,7 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
             "and n (runs of the numerator / the denominator). How a verdict "
             "is reached: [experiments.md](experiments.md). Verdicts: " +
             summary + ".", ""] + claims + [""]
-    out += serial_control(results_)
+    out += width_check(results_)
     for e in exps:
         if e.name in results_:
             out += experiment_section(results_[e.name], figdir,

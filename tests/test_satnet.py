@@ -20,6 +20,7 @@ from satnet.paths import EXPERIMENT_DIR, TOP
 FIX = os.path.join(TOP, "tests", "fixtures")
 FIX_EXP = os.path.join(FIX, "experiments")
 FIX_RESULTS = os.path.join(FIX, "results")
+FX_SWEEP = os.path.join(FIX_EXP, "fx-sweep.toml")
 
 
 # ---- experiment files -------------------------------------------------------
@@ -976,6 +977,23 @@ def test_list_and_bad_input():
     (["report", "s000-fig2"], "give --md PATH"),
     (["report", "--results", "/nonexistent-typo"], "no results folder"),
     (["ss", "--file", "/nonexistent"], "No such file or directory"),
+    (["run", "--guests", "0", "--dry-run"], "--guests: must be at least 1"),
+    (["run", FX_SWEEP, "--guests", "2", "--native", "--dry-run"],
+     "--guests boots VMs, --native boots none"),
+    (["run", FX_SWEEP, "--guests", "2", "--emit-jobs"],
+     "--emit-jobs runs nothing"),
+    (["run", FX_SWEEP, "--width-check", "fx-sweep", "--dry-run"],
+     "give EXPERIMENT:VARIANT"),
+    (["run", FX_SWEEP, "--width-check", "fx-sweep:reno", "--width", "1",
+      "--dry-run"], "give --width 2 or more"),
+    (["run", FX_SWEEP, "--width-check", "fx-sweep:mix", "--dry-run"],
+     "a mix always runs alone"),
+    (["run", FX_SWEEP, "--width-check", "fx-sweep:cubic", "--dry-run"],
+     "matches no point of this run"),
+    (["run", FX_SWEEP, "--width-check", "fx-sweep:reno", "--emit-jobs"],
+     "cannot spread"),
+    (["run", "--serial-control", "s000-fig2:tcp-r", "--dry-run"],
+     "--serial-control is now --width-check"),
 ])
 def test_bad_input_is_refused_with_a_message(args, message):
     before = open(os.path.join(TOP, "docs", "results.md")).read()
@@ -1396,32 +1414,226 @@ def test_one_version():
     assert calls and set(calls) == {"MODULE_VERSION(SATNET_VERSION);"}
 
 
-class WidthRuns:
-    """A stand-in for report.Results with serial runs: @par and @ser are
-    one variant's metric at one point, side by side and alone."""
-
-    def __init__(self, par, ser):
-        self.par, self.serial = par, ser
-        self.exp = type("E", (), {"variants": ["v"]})
-
-    def points(self):
-        return [{"x": 1}]
-
-    def estimate(self, variant, point, metric=None, recs=None):
-        return stats.Estimate(self.par if recs is None else recs)
+# ---- several guests, the width check --------------------------------------
 
 
-@pytest.mark.parametrize("par,ser,verdict", [
-    ([1.0, 1.01, 0.99], [1.0, 1.02, 0.98], "equivalent"),
-    ([1.0, 1.01, 0.99], [1.5, 1.52, 1.48], "width changed it"),
+def run_args(*args):
+    from satnet.cli import parser
+    a = parser().parse_args(["run", FX_SWEEP, "--full"] + list(args))
+    a.argv = ["run", FX_SWEEP, "--full"] + list(args)
+    return a
+
+
+def fx_points(reps=5):
+    """The fixture's points with durations of 10 to 130 s, unevenly."""
+    pts = xp.load_experiment(FX_SWEEP).points("full", reps=reps)
+    for i, p in enumerate(pts):
+        p.duration = 10 + (i * 37) % 121
+    return pts
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 30])
+def test_split_is_complete_disjoint_balanced_and_deterministic(n):
+    from satnet import cli
+    pts = fx_points()
+    shares = cli.split(pts, n, 3)
+    assert len(shares) == n
+    got = [id(p) for s in shares for p in s]
+    assert sorted(got) == sorted(map(id, pts)) and len(set(got)) == len(pts)
+    for s in shares:                    # each in the run's order
+        assert s == [p for p in pts if any(p is q for q in s)]
+    loads = [cli.estimate_s(s, 3) for s in shares]
+    biggest = max(cli.estimate_s([p], 3) for p in pts)
+    assert max(loads) - min(loads) <= biggest
+    if n <= len(pts):
+        assert all(shares)
+    assert [[p.relpath() for p in s] for s in cli.split(pts, n, 3)] == \
+        [[p.relpath() for p in s] for s in shares]
+
+
+def test_split_keeps_the_width_check_in_one_guest():
+    from satnet import cli
+    pts = fx_points(reps=3)
+    blocks = cli.width_check_blocks(run_args("--width-check",
+                                             "fx-sweep:reno"), pts)
+    check = [p for b in blocks for p in b]
+    shares = cli.split(pts + check, 2, 3)
+    holders = [i for i, s in enumerate(shares) for p in s if p in check]
+    assert len(holders) == len(check) and len(set(holders)) == 1
+    assert sum(map(len, shares)) == len(pts) + len(check)
+
+
+def test_default_guests_follow_the_clock(monkeypatch):
+    from satnet import cli
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert cli.guest_count(run_args("--clock", "virtual")) == 4
+    assert cli.guest_count(run_args()) == 1
+    assert cli.guest_count(run_args("--clock", "real")) == 1
+    assert cli.guest_count(run_args("--clock", "virtual", "--guests",
+                                    "2")) == 2
+    assert cli.guest_count(run_args("--guests", "3")) == 3
+
+
+def test_the_estimate_counts_the_guests(tmp_path):
+    one = satnet("run", FX_SWEEP, "--full", "--dry-run", "--results",
+                 str(tmp_path), "--guests", "1")
+    two = satnet("run", FX_SWEEP, "--full", "--dry-run", "--results",
+                 str(tmp_path), "--clock", "virtual", "--guests", "2")
+    assert one.returncode == two.returncode == 0, two.stderr
+    assert "about 3 min at width 3\n" in one.stderr, one.stderr
+    # 8 points of 10 s, 4 a guest: 4 * 60 s / 3 = 80 s
+    assert "about 1 min at width 3 on 2 guests at once" in two.stderr
+    assert one.stdout == two.stdout     # the same records
+
+
+def test_a_guest_runs_only_the_points_it_was_given(tmp_path):
+    from satnet import cli
+    pts = xp.load_experiment(FX_SWEEP).points("full")
+    shares = cli.split(pts, 2, 3)
+    out = []
+    for i, share in enumerate(shares):
+        only = tmp_path / ("guest-%d.points" % i)
+        only.write_text("".join(p.relpath() + "\n" for p in share))
+        r = satnet("run", FX_SWEEP, "--full", "--dry-run", "--results",
+                   str(tmp_path), "--only", str(only), "--guests", "2",
+                   "--here")
+        assert r.returncode == 0, r.stderr
+        assert "8 to run, %d of them here" % len(share) in r.stderr
+        assert r.stdout.split() == [p.relpath() for p in share]
+        out += r.stdout.split()
+    assert sorted(out) == sorted(p.relpath() for p in pts)
+
+
+def test_each_guest_has_its_points_and_console_and_fails_alone(
+        monkeypatch, tmp_path):
+    from satnet import cli
+    started = []
+
+    class Proc:
+        def __init__(self, rc):
+            self.rc = rc
+
+        def wait(self):
+            return self.rc
+
+        def poll(self):
+            return self.rc
+
+    class Thread:
+        def join(self):
+            pass
+
+    def guest(cmd, prefix):
+        only = cmd[cmd.index("--only") + 1]
+        started.append((cmd, open(only).read().split()))
+        return Proc(3 if len(started) == 2 else 0), Thread()
+
+    monkeypatch.setattr(cli, "guest", guest)
+    pts = fx_points(reps=3)
+    a = run_args("--clock", "virtual", "--guests", "3")
+    shares = cli.split(pts, 3, a.width)
+    assert cli.in_vm(a, shares) == 1
+    logs = [c[c.index("--log") + 1] for c, _ in started]
+    assert len(set(logs)) == 3 and all(os.path.dirname(x) ==
+                                       os.path.join(TOP, "build")
+                                       for x in logs)
+    assert [names for _, names in started] == \
+        [[p.relpath() for p in s] for s in shares]
+    assert all(c[c.index("--") + 1:][-1] == "--here" and
+               "--clock" in c for c, _ in started)
+    assert not os.path.exists(os.path.dirname(
+        started[0][0][started[0][0].index("--only") + 1]))
+    started.clear()
+    monkeypatch.setattr(cli, "guest", lambda cmd, prefix: (Proc(0),
+                                                           Thread()))
+    assert cli.in_vm(a, shares) == 0
+    # real clock, two guests: two VMs, never two runs in this kernel
+    calls = []
+    monkeypatch.setattr(cli, "guest", lambda cmd, prefix: (
+        calls.append(cmd), (Proc(0), Thread()))[1])
+    assert cli.in_vm(run_args("--guests", "2"), shares[:2]) == 0
+    assert all("--vm" in c[:c.index("--")] for c in calls)
+
+
+def test_width_check_interleaves_its_two_arms():
+    from satnet import cli
+    pts = fx_points(reps=4)
+    blocks = cli.width_check_blocks(run_args("--width-check",
+                                             "fx-sweep:reno"), pts)
+    alone = [b for b in blocks if b[0].mode == "check3-alone"]
+    beside = [b for b in blocks if b[0].mode == "check3-beside"]
+    assert len(alone) + len(beside) == len(blocks)
+    # 2 cells of 4 reps: alone one by one; side by side 6 reps a cell
+    assert len(alone) == 8 and all(len(b) == 1 for b in alone)
+    assert len(beside) == 4 and all(len(b) == 3 for b in beside)
+    assert {p.variant for b in blocks for p in b} == {"reno"}
+    names = [p.relpath() for b in blocks for p in b]
+    assert len(set(names)) == len(names) == 20
+    arm = "".join("a" if b in alone else "B" for b in blocks)
+    assert arm == "aBaaBaaBaaBa", arm
+    assert str(alone[0][0]).endswith("rep 0 (check3-alone)")
+    assert cli.width_check_blocks(run_args(), pts) == []
+    # a verdict needs 3 runs an arm: a quick set's 2 reps get a third
+    blocks = cli.width_check_blocks(run_args("--width-check",
+                                             "fx-sweep:reno", "--width",
+                                             "2"), fx_points(reps=2))
+    reps = [(p.mode, p.key(), p.rep) for b in blocks for p in b]
+    assert sorted(reps) == sorted(
+        (m, k, r) for k in ("forward.per=0.001", "forward.per=0.02")
+        for m, n in (("check2-alone", 3), ("check2-beside", 4))
+        for r in range(n))
+
+
+def fabricated(mode, rep, width, goodput_scale, template):
+    rec = json.loads(json.dumps(template))
+    rec.pop("_path", None)
+    rec["mode"], rec["rep"] = mode, rep
+    rec["meta"]["width"] = width
+    for f in rec["flows"]:
+        f["goodput_bps"] *= goodput_scale
+    rec["summary"] = record.summarize(
+        rec, rec["meta"]["scenario"]["rate_bps"], 1448)
+    return rec
+
+
+@pytest.mark.parametrize("alone,beside,verdict", [
+    ([1.0, 1.01, 0.99], [1.0, 1.02, 0.98], "same"),
+    ([1.0, 1.01, 0.99], [1.5, 1.52, 1.48], "differs"),
+    ([1.0, 1.01, 0.99], [0.6, 0.61, 0.59], "differs"),
     # a CI that holds 1 but is wider than the margin shows nothing
     ([1.0, 1.5, 0.5], [1.0, 1.4, 0.6], "inconclusive"),
-    ([1.0, 1.01], [1.0, 1.02], "pilot (fewer than 3 runs)"),
+    ([1.0, 1.01], [1.0, 1.02], "pilot (fewer than 3 runs a side)"),
 ])
-def test_serial_control_is_an_equivalence_test(par, ser, verdict):
-    lines = report.serial_control({"e": WidthRuns(par, ser)})
-    row = [x for x in lines if x.startswith("| e |")]
-    assert len(row) == 1 and row[0].endswith("| %s |" % verdict), row
+def test_width_check_is_judged_as_equivalence(alone, beside, verdict):
+    exp = xp.load_experiment(FX_SWEEP)
+    path = glob.glob(os.path.join(FIX_RESULTS, "fx-sweep", "full", "reno",
+                                  "forward.per=0.02-rep0.json"))[0]
+    t = record.load(path)
+    recs = [fabricated("check3-alone", i, 1, x, t)
+            for i, x in enumerate(alone)]
+    recs += [fabricated("check3-beside", i, 3, x, t)
+             for i, x in enumerate(beside)]
+    # a batch an interrupted run left at width 2 does not count
+    recs.append(fabricated("check3-beside", 9, 2, 5.0, t))
+    lines = report.width_check({"fx-sweep": report.Results(exp, recs)})
+    rows = [x for x in lines if x.startswith("| fx-sweep |")]
+    assert len(rows) == 1, lines
+    assert "| 3 | interleaved |" in rows[0]
+    assert rows[0].endswith("| %s |" % verdict), rows[0]
+    assert "n=%d" % len(beside) in rows[0]
+    assert "within 1.1×" in "\n".join(lines)
+
+
+def test_older_serial_control_records_are_still_judged():
+    exp = xp.load_experiment(FX_SWEEP)
+    recs = [record.load(p) for p in glob.glob(os.path.join(
+        FIX_RESULTS, "fx-sweep", "full", "reno", "forward.per=0.02-*"))]
+    recs += [fabricated("serial", i, 1, 0.5, recs[0]) for i in range(3)]
+    lines = report.width_check({"fx-sweep": report.Results(exp, recs)})
+    rows = [x for x in lines if x.startswith("| fx-sweep |")]
+    assert len(rows) == 1 and "serial control, not interleaved" in rows[0]
+    assert "the older serial control" in lines[2]
+    assert rows[0].endswith("| pilot (fewer than 3 runs a side) |")
 
 
 class H2hRuns:

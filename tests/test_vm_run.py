@@ -138,3 +138,22 @@ def test_compressed_modules_and_images(tmp_path):
         img.write_bytes(b"MZ" + bytes(500) + z + b"\x00trailer" * 9)
         vm_run.extract_vmlinux(str(img), str(tmp_path / "vmlinux"))
         assert (tmp_path / "vmlinux").read_bytes() == elf
+
+
+def test_the_kvm_verdict_is_replaced_whole(tmp_path, monkeypatch):
+    """Guests booted at once (satnet run --guests) read the probe's
+    verdict while another may write it: it is renamed into place, never
+    seen empty or half written."""
+    probe = tmp_path / "kvm-probe"
+    probe.write_text("yes\n")
+    seen = []
+    rename = os.rename
+
+    def watch(src, dst):
+        seen.append(probe.read_text())       # what a reader gets meanwhile
+        rename(src, dst)
+
+    monkeypatch.setattr(vm_run.os, "rename", watch)
+    vm_run.remember_kvm(str(tmp_path), False)
+    assert seen == ["yes\n"] and probe.read_text() == "no\n"
+    assert os.listdir(tmp_path) == ["kvm-probe"]
