@@ -23,18 +23,26 @@ REQUIRED = ("schema", "experiment", "mode", "variant", "point", "rep",
             "meta", "flows", "bottleneck", "host", "selfcheck", "summary")
 
 
+_git = {}
+
+
 def git_state():
     """Commit and dirty flag of the checkout that made the run.  Build
-    products and results do not count as dirty."""
+    products and results do not count as dirty.  Found once per process,
+    whose code is the checkout's as it started: git status reads every
+    tracked file's state, in the VM some 10 000 9p requests (minutes of
+    guest time on the virtual clock) each time."""
     def git(*args):
         return subprocess.run(["git", "-c", "safe.directory=*", "-C", TOP] +
                               list(args), capture_output=True, text=True)
-    head = git("rev-parse", "HEAD")
-    if head.returncode:
-        return {"commit": None, "dirty": None}
-    st = git("status", "--porcelain", "--untracked-files=no", "--",
-             ".", ":!results")
-    return {"commit": head.stdout.strip(), "dirty": bool(st.stdout.strip())}
+    if not _git:
+        head = git("rev-parse", "HEAD")
+        if head.returncode:
+            return {"commit": None, "dirty": None}
+        st = git("status", "--porcelain", "--untracked-files=no", "--",
+                 ".", ":!results")
+        _git.update(commit=head.stdout.strip(), dirty=bool(st.stdout.strip()))
+    return dict(_git)
 
 
 def _read(path):

@@ -394,6 +394,8 @@ class Runner:
     def run(self, points):
         todo = [p for p in points
                 if not stored(p, self.results, self.reuse_stale)]
+        if todo:
+            record.git_state()      # once, before the points (it is slow)
         # a mix runs alone: its flows need every CPU cycle
         singles = [p for p in todo if p.variant != "mix"]
         mixes = [p for p in todo if p.variant == "mix"]

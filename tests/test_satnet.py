@@ -1575,3 +1575,21 @@ def test_tc_reads_its_files_from_the_guest_in_the_vm(tmp_path, monkeypatch):
         with open(copy, "rb") as a, open(os.path.join(topo.TC_LIB, n),
                                          "rb") as b:
             assert a.read() == b.read(), n
+
+
+def test_git_state_is_found_once_per_process(monkeypatch):
+    """git status reads the state of every tracked file, in the VM over
+    9p: each record of a run copies the state found for the first."""
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 0, stdout="abc123\n",
+                                           stderr="")
+    monkeypatch.setattr(record, "_git", {}, raising=False)
+    monkeypatch.setattr(record.subprocess, "run", fake_run)
+    first = record.git_state()
+    assert first == {"commit": "abc123", "dirty": True} and len(calls) == 2
+    first["dirty"] = False                  # a record's own copy
+    assert record.git_state() == {"commit": "abc123", "dirty": True}
+    assert len(calls) == 2
