@@ -13,15 +13,24 @@ def _git(*args):
                           list(args), capture_output=True, text=True)
 
 
+_found = {}
+
+
 def git_state(short=False):
     """Commit and dirty flag of the checkout.  Build products and results
-    do not count as dirty; None for both outside a git checkout."""
-    head = _git("rev-parse", *(["--short"] if short else []), "HEAD")
-    if head.returncode:
-        return {"commit": None, "dirty": None}
-    st = _git("status", "--porcelain", "--untracked-files=no", "--",
-              ".", ":!results")
-    return {"commit": head.stdout.strip(), "dirty": bool(st.stdout.strip())}
+    do not count as dirty; None for both outside a git checkout.  Found
+    once per process, whose code is the checkout's as it started: git
+    status reads every tracked file's state, in the VM some 10 000 9p
+    requests (minutes of guest time on the virtual clock) each time."""
+    if short not in _found:
+        head = _git("rev-parse", *(["--short"] if short else []), "HEAD")
+        if head.returncode:
+            return {"commit": None, "dirty": None}
+        st = _git("status", "--porcelain", "--untracked-files=no", "--",
+                  ".", ":!results")
+        _found[short] = {"commit": head.stdout.strip(),
+                         "dirty": bool(st.stdout.strip())}
+    return dict(_found[short])
 
 
 def git_label():

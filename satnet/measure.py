@@ -1,7 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Self-check, one iperf3 run, counters and metadata."""
+"""Self-check, one iperf3 run, counters and metadata.
+
+From the self-check to the end of the flows the harness reads counters in
+its own process (/proc/thread-self/net of the namespace) and starts only
+the programs that do the work (ping, iperf3, tc, ss): in the VM every
+program started is a few dozen 9p requests to the host, during which the
+virtual clock runs on at the host's pace.
+"""
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -11,11 +19,13 @@ import time
 from .castate import CA_PERIOD, CaSampler
 from .paths import hang_limit
 from .scenario import ACCESS_RATE_BPS
+from .topo import netns, proc_net, run
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams and names the missing ones: burst-loss test.)
 RTT_TOLERANCE = 0.02
 RATE_TOLERANCE = 0.10
+RATE_PACKETS = 100      # frames the rate test counts at least
 
 
 class SelfCheckError(RuntimeError):
@@ -46,7 +56,7 @@ def cpu_use(before, after):
 
 def nstat(topo, ns):
     """All TCP/IP MIB counters of a namespace (fresh, so absolute)."""
-    text = topo.ex(ns, ["cat", "/proc/net/netstat", "/proc/net/snmp"]).stdout
+    text = proc_net(ns, "netstat") + proc_net(ns, "snmp")
     counters = {}
     lines = text.splitlines()
     for head, vals in zip(lines[0::2], lines[1::2]):
@@ -57,11 +67,25 @@ def nstat(topo, ns):
     return counters
 
 
-def ping_rtt(topo, i=0, count=10):
+def ping_count(sc, miss=1e-3, least=5, most=10):
+    """Pings enough that the chance that every one takes a reordering
+    band's longer path (so that the minimum is not the base RTT) is below
+    @miss; at least @least (a loss burst), at most @most."""
+    late = 1 - (1 - sc.fwd.reorder.fraction * sc.fwd.reorder.active) * \
+        (1 - sc.ack.reorder.fraction * sc.ack.reorder.active)
+    if late <= 0:
+        return least
+    if late >= 1:
+        return most
+    return min(most, max(least, math.ceil(math.log(miss) / math.log(late))))
+
+
+def ping_rtt(topo, i=0, count=None):
+    count = count or ping_count(topo.sc)
     wait = max(5, int(topo.sc.base_rtt_ms() / 1000 * 2) + 1)
-    out = topo.ex(topo.snd[i], ["ping", "-n", "-q", "-c", str(count), "-i",
-                                "0.2", "-W", str(wait), topo.rcv_addr(i)],
-                  check=False, timeout=120 + wait).stdout
+    out = run(["ping", "-n", "-q", "-c", str(count), "-i", "0.2", "-W",
+               str(wait), topo.rcv_addr(i)], check=False,
+              timeout=120 + wait, ns=topo.snd[i]).stdout
     m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", out)
     if not m:
         raise SelfCheckError("no ping reply across the path: " + out.strip())
@@ -74,41 +98,83 @@ def expected_ping_ms(sc, nbytes=98):
     return sc.base_rtt_ms() + ser
 
 
+def rx_bytes(text, dev):
+    """The bytes @dev received, from /proc/net/dev."""
+    for line in text.splitlines()[2:]:
+        name, _, fields = line.partition(":")
+        if name.strip() == dev:
+            return int(fields.split()[0])
+    raise RuntimeError("no device %s in /proc/net/dev" % dev)
+
+
 def link_bytes(topo, ns, dev):
-    return int(topo.ex(ns, ["cat", "/sys/class/net/%s/statistics/rx_bytes"
-                            % dev]).stdout)
+    return rx_bytes(proc_net(ns, "dev"), dev)
+
+
+def listens(text, port, udp=False):
+    """/proc/net/{tcp,udp}[6] shows a socket bound to local @port, and
+    for TCP listening (state 0A)."""
+    for line in text.splitlines()[1:]:
+        f = line.split()
+        if len(f) > 3 and f[1].endswith(":%04X" % port) and \
+                (udp or f[3] == "0A"):
+            return True
+    return False
 
 
 def wait_listening(topo, ns, port, timeout=20, udp=False):
     """iperf3 -s (or a UDP receiver) takes a while to start on a loaded
-    emulated machine."""
+    emulated machine.  iperf3 listens on IPv6 (dual stack) where it can."""
     deadline = time.monotonic() + hang_limit(timeout)
-    kind = "u" if udp else "t"
     while time.monotonic() < deadline:
-        out = topo.ex(ns, ["ss", "-Hl%sn" % kind, "sport",
-                           "= :%d" % port]).stdout
-        if out.strip():
+        if listening(ns, port, udp):
             return
-        time.sleep(0.1)
+        time.sleep(0.05)
     raise RuntimeError("iperf3 server in %s did not listen on %d" %
                        (ns, port))
 
 
-def bottleneck_rate(topo, seconds=2.0):
+def listening(ns, port, udp=False):
+    kind = "udp" if udp else "tcp"
+    for name in (kind, kind + "6"):
+        try:
+            if listens(proc_net(ns, name), port, udp):
+                return True
+        except FileNotFoundError:       # a kernel without IPv6
+            pass
+    return False
+
+
+def spawn(ns, cmd, **kw):
+    """A program started in namespace @ns directly, without `ip netns
+    exec` (one program fewer)."""
+    with netns(ns):
+        return subprocess.Popen(cmd, **kw)
+
+
+def rate_window(sc, packets=RATE_PACKETS, least=0.5, most=2.0):
+    """Seconds in which the bottleneck sends @packets full frames: the
+    counters' granularity (a frame at each end) is then within 2 %."""
+    return min(most, max(least, packets * 1514 * 8 / sc.rate_bps))
+
+
+def bottleneck_rate(topo, seconds=None):
     """Offer 1.5x the rate toward R2 (iperf3 UDP, 1472-byte datagrams: a
     python sender fell behind on a loaded host); R2's receive
     counter over a steady window gives the rate the bottleneck delivers,
     at layer 2.  R1's receive counter over the same window proves the
-    offered load really exceeded the rate."""
+    offered load really exceeded the rate.  Once traffic reaches R2 the
+    queue is already growing at half the rate: a short wait settles it."""
     sc = topo.sc
+    seconds = seconds or rate_window(sc)
     rate = min(sc.rate_bps * 1.5, ACCESS_RATE_BPS * 0.98)
-    srv = topo.popen(topo.r2, ["iperf3", "-s", "-1", "-p", "5299"],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    srv = spawn(topo.r2, ["iperf3", "-s", "-1", "-p", "5299"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(topo, topo.r2, 5299)
-    gen = topo.popen(topo.snd[0], ["iperf3", "-c", "10.0.0.2", "-p", "5299",
-                                   "-u", "-l", "1472", "-b",
-                                   "%d" % (rate * 1472 / 1514), "-t", "600"],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    gen = spawn(topo.snd[0], ["iperf3", "-c", "10.0.0.2", "-p", "5299",
+                              "-u", "-l", "1472", "-b",
+                              "%d" % (rate * 1472 / 1514), "-t", "600"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         start = link_bytes(topo, topo.r2, "b")
         deadline = time.monotonic() + hang_limit(30)
@@ -116,7 +182,7 @@ def bottleneck_rate(topo, seconds=2.0):
             if time.monotonic() > deadline or gen.poll() is not None:
                 raise SelfCheckError("no traffic reached R2 in 30 s")
             time.sleep(0.1)
-        time.sleep(0.5)                  # let the bottleneck queue fill
+        time.sleep(0.2)                  # let the bottleneck queue fill
         o0, b0, t0 = (link_bytes(topo, topo.r1, "s0"),
                       link_bytes(topo, topo.r2, "b"), time.monotonic())
         time.sleep(seconds)
@@ -134,24 +200,45 @@ def bottleneck_rate(topo, seconds=2.0):
     return (b1 - b0) * 8 / (t1 - t0)
 
 
+def backlog(qdiscs):
+    """(packets, bytes) the fullest of the bottleneck's qdiscs holds, as
+    `tc -s -j qdisc show` gives them (the root counts its children's)."""
+    return (max((q.get("qlen", 0) for q in qdiscs), default=0),
+            max((q.get("backlog", 0) for q in qdiscs), default=0))
+
+
 def queued(topo):
     """Packets still held by the bottleneck's qdiscs (every level)."""
-    return sum(q.get("qlen", 0) for q in bottleneck_json(topo))
+    return backlog(bottleneck_json(topo))[0]
 
 
 def wait_drained(topo, timeout=30.0):
-    """After the rate test: the bottleneck queue empty, then one base RTT
-    for the delay stages to deliver what they hold, so the flows start
-    on an idle path.  Returns the seconds it took."""
+    """After the rate test: the bottleneck queue empty (no packet, no
+    byte), then one base RTT for the delay stages to deliver what they
+    hold, so the flows start on an idle path.  The queue drains at the
+    bottleneck's rate: the next look comes when it should be empty.
+    Returns the seconds it took."""
     t0 = time.monotonic()
-    while queued(topo):
+    while True:
+        packets, nbytes = backlog(bottleneck_json(topo))
+        if not packets and not nbytes:
+            break
         if time.monotonic() - t0 > hang_limit(timeout):
             raise SelfCheckError("the bottleneck queue still held %d "
-                                 "packets %.0f s after the rate test" %
-                                 (queued(topo), timeout))
-        time.sleep(0.05)
+                                 "packets (%d bytes) %.0f s after the rate "
+                                 "test" % (packets, nbytes, timeout))
+        time.sleep(max(0.05, nbytes * 8 / topo.sc.rate_bps))
     time.sleep(topo.sc.base_rtt_ms() / 1000)
     return round(time.monotonic() - t0, 3)
+
+
+def check_idle(qdiscs):
+    """SelfCheckError unless the bottleneck holds nothing (the flows of a
+    point start on an empty queue)."""
+    packets, nbytes = backlog(qdiscs)
+    if packets or nbytes:
+        raise SelfCheckError("%d packets (%d bytes) queued at the bottleneck "
+                             "as the flows were to start" % (packets, nbytes))
 
 
 def self_check(topo):
@@ -230,15 +317,18 @@ def last_cc_row(rows):
 class Sampler(threading.Thread):
     """Polls `ss -tin` in the sender namespace: cwnd/ssthresh over time.
     One shell loop per run, so that sampling costs one `ss` a period and
-    no process spawning in the harness (it matters under emulation)."""
+    no process spawning in the harness (it matters under emulation); the
+    clock and the pause are bash's own, read -t on a pipe that stays
+    silent (EOF: the harness is gone, so is the loop)."""
 
     def __init__(self, topo, ns, dst, period=1.0):
         super().__init__(daemon=True)
         self.rows = []
-        loop = "while :; do echo @$(date +%%s.%%N); ss -tinH dst %s; " \
-            "sleep %g; done" % (dst, period)
-        self.proc = topo.popen(ns, ["sh", "-c", loop], text=True,
-                               stdout=subprocess.PIPE)
+        loop = "while :; do echo @$EPOCHREALTIME; ss -tinH dst %s; " \
+            "read -t %g || [ $? -gt 128 ] || exit; done" % (dst, period)
+        self.proc = spawn(ns, ["bash", "-c", loop], text=True, cwd="/",
+                          env=dict(os.environ, PWD="/"),
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def run(self):
         t0, now, block = None, None, []
@@ -260,6 +350,7 @@ class Sampler(threading.Thread):
     def finish(self):
         self.proc.kill()
         self.proc.wait()
+        self.proc.stdin.close()
         self.join()
 
 
@@ -271,8 +362,8 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
     bottleneck, it also holds the bytes the bottleneck sent and the
     packets it dropped meanwhile (flows alone on the path only)."""
     dst = topo.rcv_addr(i)
-    server = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = spawn(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(topo, topo.rcv[i], port)
     if bottleneck:
         sent0, drop0 = bottleneck_stats(topo)
@@ -281,10 +372,10 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
     sampler.start()
     castate.start()
     try:
-        r = topo.ex(topo.snd[i], ["iperf3", "-c", dst, "-p", str(port), "-C",
-                                  cc, "-t", str(duration), "-J", "-i", "1",
-                                  "--connect-timeout", "30000"],
-                    check=False, timeout=duration * 3 + 120)
+        r = run(["iperf3", "-c", dst, "-p", str(port), "-C", cc, "-t",
+                 str(duration), "-J", "-i", "1", "--connect-timeout",
+                 "30000"], check=False, timeout=duration * 3 + 120,
+                ns=topo.snd[i])
     finally:
         castate.finish()
         sampler.finish()
@@ -307,8 +398,8 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
 
 def bottleneck_json(topo):
     """`tc -s -j qdisc show` of the bottleneck (R1's egress b)."""
-    out = topo.ex(topo.r1, ["tc", "-s", "-j", "qdisc", "show", "dev",
-                            "b"]).stdout
+    out = run(["tc", "-s", "-j", "qdisc", "show", "dev", "b"],
+              ns=topo.r1).stdout
     return json.loads(out or "[]")
 
 

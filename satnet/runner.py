@@ -22,7 +22,7 @@ from .kmod import get_param, param_text, set_param
 from .measure import SelfCheckError
 from .paths import RESULTS_DIR, hang_limit
 from .scenario import load_profile
-from .topo import Topology, modprobe
+from .topo import Topology, modprobe, proc_net
 
 SELF_CHECK_ATTEMPTS = 3
 PROC_FILES = ("rn_sender", "rn_host")
@@ -40,6 +40,9 @@ def load_modules(pt):
     for v in set(pt.exp.flows(pt.variant)):
         load_cc(pt.exp.catalogue[v].cc)
     modprobe(*pt.params())
+    # The samplers' sock_diag would load them on first use, in the
+    # measured window.
+    modprobe("inet_diag", "tcp_diag")
 
 
 class ParamGate:
@@ -122,10 +125,11 @@ def proc_counters(topo, ns):
     (lines 'name value' or 'name: value'); absent files are skipped."""
     out = {}
     for name in PROC_FILES:
-        r = topo.ex(ns, ["cat", "/proc/net/" + name], check=False)
-        if r.returncode:
+        try:
+            text = proc_net(ns, name)
+        except FileNotFoundError:
             continue
-        for line in r.stdout.splitlines():
+        for line in text.splitlines():
             m = PROC_LINE.match(line)
             if m:
                 out["%s.%s" % (name, m.group(1))] = int(m.group(2))
@@ -263,6 +267,7 @@ def measure_point(pt, topo, check):
     variants = pt.exp.flows(pt.variant)
     ccs = [pt.exp.catalogue[v].cc for v in variants]
     before = snapshot(topo)
+    measure.check_idle(before["qdisc"])
     cpu0 = measure.cpu_ticks()
     with PathSchedule(topo.schedule_steps(pt.duration),
                       topo.tc_batch) as schedule:
@@ -362,6 +367,8 @@ class Runner:
     def run(self, points):
         todo = [p for p in points
                 if not stored(p, self.results, self.reuse_stale)]
+        if todo:
+            record.git_state()      # once, before the points (it is slow)
         # a mix runs alone: its flows need every CPU cycle
         singles = [p for p in todo if p.variant != "mix"]
         mixes = [p for p in todo if p.variant == "mix"]

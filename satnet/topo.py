@@ -31,6 +31,7 @@ import json
 import os
 import random
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -66,9 +67,16 @@ def run(cmd, check=True, inp=None, timeout=120, ns=None):
     return r
 
 
+# In the VM the checkout is a 9p share: every file tc reads from it is a
+# request to the host, and under the virtual clock the guest's time runs
+# on while it waits.  There tc reads a copy in the guest's own tmpfs.
+GUEST_TC_LIB = "/run/satnet/tclib"
+_tc_lib = [TC_LIB]
+
+
 def tc_env():
     env = dict(os.environ)
-    env["TC_LIB_DIR"] = TC_LIB
+    env["TC_LIB_DIR"] = _tc_lib[0]
     return env
 
 
@@ -87,6 +95,26 @@ def prepare_tclib():
                     os.symlink(plugin, link)
                 except FileExistsError:     # another guest made it
                     pass
+    if os.environ.get("SATNET_IN_VM") == "1":
+        with _tclib_lock:
+            if _tc_lib[0] != GUEST_TC_LIB:
+                copy_files(TC_LIB, GUEST_TC_LIB)
+                _tc_lib[0] = GUEST_TC_LIB
+
+
+def copy_files(src, dst):
+    """The files of folder @src (symbolic links followed) into @dst, each
+    replaced whole: another process may be reading the old one."""
+    os.makedirs(dst, exist_ok=True)
+    for name in os.listdir(src):
+        path = os.path.join(src, name)
+        if name.endswith(".tmp") or not os.path.isfile(path):
+            continue
+        fd, tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=dst)
+        with open(path, "rb") as f, os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(f, out)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, os.path.join(dst, name))
 
 
 # What insmod cannot resolve by itself (modprobe reads modules.dep).
@@ -159,12 +187,24 @@ def reorder_band_args(direction, base_extra_ms):
     return args
 
 
-def remove_netns(ns):
-    """Kill what runs in namespace @ns, then delete it."""
-    pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
-    if pids:
-        run(["kill", "-9"] + pids, check=False)
-    return run(["ip", "netns", "del", ns], check=False).returncode == 0
+def ip_batch(lines, check=True, ns=None):
+    """ip commands in one program (in namespace @ns); -force: all of them,
+    even after one fails."""
+    return run(["ip"] + (["-n", ns] if ns else []) + ["-force", "-batch",
+                                                      "-"],
+               check=check, inp="".join(ln + "\n" for ln in lines))
+
+
+def remove_netns(*names):
+    """Kill what runs in the namespaces @names, then delete them; True
+    when every one was deleted."""
+    pids = ip_batch(["netns pids " + ns for ns in names],
+                    check=False).stdout.split()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
+    return ip_batch(["netns del " + ns for ns in names],
+                    check=False).returncode == 0
 
 
 class Topology:
@@ -198,7 +238,7 @@ class Topology:
                                 env=tc_env(), **kw)
 
     def tc_batch(self, ns, lines):
-        self.ex(ns, ["tc", "-batch", "-"], inp="\n".join(lines) + "\n")
+        run(["tc", "-batch", "-"], inp="\n".join(lines) + "\n", ns=ns)
 
     @staticmethod
     def snd_addr(i):
@@ -226,9 +266,10 @@ class Topology:
         if self.sc.qdisc == "epdn":
             modprobe("sch_epdn")
         prepare_tclib()
-        for ns in self.all_ns():
-            run(["ip", "netns", "add", ns])
-            self.created.append(ns)
+        # One ip for all (in the VM each program started costs a few dozen
+        # 9p requests); down() removes whatever part of them exists.
+        self.created = self.all_ns()
+        ip_batch(["netns add " + ns for ns in self.created])
         self.links()
         self.addresses()
         self.offloads()
@@ -252,11 +293,13 @@ class Topology:
         return "02:5a:%02x:%02x:00:%02x" % (link >> 8, link & 0xff, side)
 
     def links(self):
+        lines = []
         for n, ends in enumerate(self.link_table()):
             (a, an, _), (b, bn, _) = ends
-            run(["ip", "link", "add", "name", an, "netns", a, "address",
-                 self.mac(n, 0), "type", "veth", "peer", "name", bn,
-                 "netns", b, "address", self.mac(n, 1)])
+            lines.append("link add name %s netns %s address %s type veth "
+                         "peer name %s netns %s address %s" %
+                         (an, a, self.mac(n, 0), bn, b, self.mac(n, 1)))
+        ip_batch(lines)
 
     def addresses(self):
         """Addresses, routes, and permanent neighbour entries: ARP through
@@ -295,10 +338,9 @@ class Topology:
     def offloads(self):
         """TSO/GSO/GRO off: netem limits count GSO packets, not wire packets."""
         for ns in self.all_ns():
-            script = "; ".join("ethtool -K %s tso off gso off gro off "
-                               "2>/dev/null || exit 1" % d
-                               for d in self.devices(ns))
-            self.ex(ns, ["sh", "-c", script])
+            for d in self.devices(ns):
+                run(["ethtool", "-K", d, "tso", "off", "gso", "off", "gro",
+                     "off"], ns=ns)
 
     def sysctls(self):
         router = {"net.ipv4.ip_forward": 1,
@@ -309,14 +351,24 @@ class Topology:
                  for ns, p in zip(self.snd, self.pair_profiles)]
         plan += [(ns, {**p.receiver, **self.sc.sysctl})
                  for ns, p in zip(self.rcv, self.pair_profiles)]
+        # Written in this process: in the VM every program started costs
+        # a few dozen 9p requests to the host.
         for ns, kv in plan:
-            if kv:
-                self.ex(ns, ["sysctl", "-q", "-w"] +
-                        ["%s=%s" % (k, v) for k, v in kv.items()])
+            for k, v in kv.items():
+                try:
+                    sysctl_write(ns, k, v)
+                except OSError as e:
+                    raise TopologyError("sysctl %s=%s in %s: %s" %
+                                        (k, v, ns, e)) from None
 
     def read_sysctls(self, ns, keys):
-        out = self.ex(ns, ["sysctl", "-n"] + list(keys)).stdout.split("\n")
-        return dict(zip(keys, out))
+        """As `sysctl -n` prints them, read without starting a program."""
+        out = {}
+        with netns(ns):
+            for k in keys:
+                with open("/proc/sys/" + k.replace(".", "/")) as f:
+                    out[k] = f.read().rstrip("\n")
+        return out
 
     # -- queueing disciplines --------------------------------------------
     def access_netem(self):
@@ -436,14 +488,13 @@ class Topology:
         and rn_host.ko (docs/rn-tcp.md)."""
         modprobe("rn_host", "sch_epdn")
         for ns in self.snd:
-            self.ex(ns, ["sysctl", "-q", "-w", "net.rn.epdn_origin=1"])
+            sysctl_write(ns, "net.rn.epdn_origin", 1)
         for ns in self.rcv:
-            self.ex(ns, ["sysctl", "-q", "-w", "net.rn.receiver=1"])
+            sysctl_write(ns, "net.rn.receiver", 1)
         if not r2:
             return
         modprobe("ifb", "act_mirred", "cls_u32", "sch_ingress")
-        self.ex(self.r2, ["ip", "link", "add", "ifb0", "type", "ifb"])
-        self.ex(self.r2, ["ip", "link", "set", "ifb0", "up"])
+        ip_batch(["link add ifb0 type ifb", "link set ifb0 up"], ns=self.r2)
         lines = ["qdisc add dev ifb0 root epdn limit 10000"]
         for i in range(self.sc.pairs):
             lines += ["qdisc add dev r%d clsact" % i,
@@ -452,8 +503,8 @@ class Topology:
         self.tc_batch(self.r2, lines)
 
     def down(self):
-        for ns in reversed(self.created):
-            remove_netns(ns)
+        if self.created:
+            remove_netns(*reversed(self.created))
         self.created = []
 
 

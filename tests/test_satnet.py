@@ -1711,3 +1711,117 @@ def test_ss_poller_hands_each_sample_with_its_mark():
     p.join(10)
     p.finish()
     assert got == [(None, "pre\n"), ("1", "a\nb\n"), ("2", "")]
+
+
+def test_flows_do_not_start_behind_a_queue(tmp_path, monkeypatch):
+    """The self-check's rate test fills the bottleneck; a point whose
+    queue still holds packets when its flows are due fails (the runner
+    tries it again on a fresh path) instead of timing its flows behind
+    the test's tail.  The qdiscs: a stored GEO record's
+    bottleneck.before from before the drain."""
+    from types import SimpleNamespace
+
+    from satnet import runner
+    full = [{"kind": "htb", "root": True, "qlen": 36, "backlog": 53056},
+            {"kind": "epdn", "parent": "1:1", "qlen": 36, "backlog": 53056}]
+    started = []
+    monkeypatch.setattr(runner, "snapshot", lambda topo: {
+        "qdisc": full, "snd": [{}], "rcv": [{}], "proc_snd": {},
+        "proc_rcv": {}})
+    monkeypatch.setattr(runner, "together",
+                        lambda *a, **kw: started.append(a) or [])
+    pt = xp.load_experiment(write_exp(tmp_path, BASE)).points("full")[0]
+    topo = SimpleNamespace(schedule_steps=lambda duration: [],
+                           tc_batch=lambda ns, lines: None)
+    with pytest.raises(measure.SelfCheckError,
+                       match=r"36 packets \(53056 bytes\) queued"):
+        runner.measure_point(pt, topo, {})
+    assert not started
+    for q in full:
+        q.update(qlen=0, backlog=0)
+    measure.check_idle(full)
+
+
+def test_the_self_check_pings_past_the_reordering():
+    """Enough pings that the minimum is the base RTT (one ping on the
+    short path) but no more: 5, or 10 when half the packets are late."""
+    from satnet.scenario import load_scenario
+    assert measure.ping_count(load_scenario("geo")) == 5
+    assert measure.ping_count(load_scenario("leo-ber")) == 5
+    assert measure.ping_count(load_scenario("leo-multipath")) == 10
+    late = load_scenario("geo", {"forward.reorder.fraction": 0.3})
+    assert measure.ping_count(late) == 6            # 0.3^6 < 1e-3
+    # the rate test counts 100 frames, 0.5 to 2 s
+    assert measure.rate_window(load_scenario("geo")) == \
+        pytest.approx(100 * 1514 * 8 / 1.5e6)
+    assert measure.rate_window(load_scenario("mild-reorder")) == 0.5
+
+
+def test_counters_are_parsed_from_proc_net():
+    """What the harness reads in its own process during a point, instead
+    of starting cat or ss."""
+    dev = ("Inter-|   Receive                            |  Transmit\n"
+           " face |bytes    packets errs drop fifo frame compressed "
+           "multicast|bytes\n"
+           "    lo:       0       0    0    0    0     0          0 "
+           "        0        0\n"
+           "     b: 1234567     900    0    0    0     0          0 "
+           "        0    55555\n")
+    assert measure.rx_bytes(dev, "b") == 1234567
+    with pytest.raises(RuntimeError, match="no device s0"):
+        measure.rx_bytes(dev, "s0")
+    tcp6 = ("  sl  local_address                         remote_address"
+            "                        st tx_queue rx_queue tr tm->when "
+            "retrnsmt   uid  timeout inode\n"
+            "   0: 00000000000000000000000000000000:1451 "
+            "00000000000000000000000000000000:0000 0A 00000000:00000000 "
+            "00:00000000 00000000     0        0 1 1 0000000000000000 100 "
+            "0 0 10 0\n"
+            "   1: 0000000000000000FFFF00000200000A:14B3 "
+            "0000000000000000FFFF00000100000A:9C40 01 00000000:00000000 "
+            "00:00000000 00000000     0        0 2 1 0000000000000000 20 "
+            "4 30 10 -1\n")
+    assert measure.listens(tcp6, 5201)
+    assert not measure.listens(tcp6, 5299)        # connected, not LISTEN
+    assert measure.listens(tcp6, 5299, udp=True)  # any bound UDP socket
+    assert not measure.listens(tcp6, 5202)
+
+
+def test_tc_reads_its_files_from_the_guest_in_the_vm(tmp_path, monkeypatch):
+    """In the VM the checkout is a 9p share: tc (run in a point, with our
+    plugin and netem tables) is pointed at a copy in the guest's tmpfs."""
+    from satnet import topo
+    monkeypatch.setenv("SATNET_IN_VM", "1")
+    monkeypatch.setattr(topo, "GUEST_TC_LIB", str(tmp_path / "tclib"),
+                        raising=False)
+    monkeypatch.setattr(topo, "_tc_lib", [topo.TC_LIB], raising=False)
+    topo.prepare_tclib()
+    lib = topo.tc_env()["TC_LIB_DIR"]
+    assert lib == str(tmp_path / "tclib")
+    names = [n for n in os.listdir(topo.TC_LIB) if not n.endswith(".tmp")]
+    assert "satnet-normal3.dist" in names
+    for n in names:
+        copy = os.path.join(lib, n)
+        assert os.path.isfile(copy) and not os.path.islink(copy)
+        with open(copy, "rb") as a, open(os.path.join(topo.TC_LIB, n),
+                                         "rb") as b:
+            assert a.read() == b.read(), n
+
+
+def test_git_state_is_found_once_per_process(monkeypatch):
+    """git status reads the state of every tracked file, in the VM over
+    9p: each record of a run copies the state found for the first."""
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 0, stdout="abc123\n",
+                                           stderr="")
+    from satnet import checkout
+    monkeypatch.setattr(checkout, "_found", {})
+    monkeypatch.setattr(checkout.subprocess, "run", fake_run)
+    first = record.git_state()
+    assert first == {"commit": "abc123", "dirty": True} and len(calls) == 2
+    first["dirty"] = False                  # a record's own copy
+    assert record.git_state() == {"commit": "abc123", "dirty": True}
+    assert len(calls) == 2

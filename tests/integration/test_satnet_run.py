@@ -6,6 +6,7 @@ from the records it wrote.  Everything goes to a temporary folder."""
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -123,3 +124,88 @@ def test_up_exec_down(tmp_path, monkeypatch):
     assert "snup-" not in netns_names()
     r = satnet("exec", "snd0", "--", "true")
     assert r.returncode == 2 and "no testbed is up" in r.stderr
+
+
+TRACING = "/sys/kernel/tracing"
+NINE_P = re.compile(r"^\s*(.+?)-\d+\s+\[.*9p_client_req: client (\d+) "
+                    r"request (\S+)")
+
+
+def trace_write(name, text):
+    with open(os.path.join(TRACING, name), "w") as f:
+        f.write(text)
+
+
+def nine_p_requests(text, begin, end):
+    """(process, client, request) of every 9p request traced between the
+    markers @begin and @end, and the client that served each marker's
+    first request (the marker's line is followed by a stat of a file)."""
+    inside, after, first, out = False, None, {}, []
+    for line in text.splitlines():
+        m = re.search(r"tracing_mark_write: (\S+)", line)
+        if m:
+            after = m.group(1)
+            inside = after == begin or (inside and after != end)
+            continue
+        m = NINE_P.match(line)
+        if m:
+            first.setdefault(after, m.group(2))
+            if inside:
+                out.append(m.groups())
+    return out, first
+
+
+@pytest.mark.skipif(not any(ln.split()[1:3] == [TOP, "9p"]
+                            for ln in open("/proc/mounts")),
+                    reason="the checkout is not a 9p share here (the VM)")
+def test_a_point_asks_the_checkout_for_nothing(monkeypatch):
+    """Under the virtual clock a guest that waits for the host is idle and
+    its clock runs on at the host's pace.  From the self-check to the
+    end of the flows nothing is read from or written to the checkout (a
+    9p share), and the harness's own process asks the host for nothing:
+    only the programs it starts (ping, iperf3, tc, ss) open their files
+    on the host root.  A GEO point on an epdn bottleneck: tc reads our
+    plugin and netem tables."""
+    from satnet import experiment as xp
+    from satnet import measure, runner
+    check, flows = measure.self_check, runner.measure_point
+
+    def marked(fn, before=None, after=None):
+        def call(*a, **kw):
+            if before:
+                trace_write("trace_marker", before)
+            try:
+                return fn(*a, **kw)
+            finally:
+                if after:
+                    trace_write("trace_marker", after)
+        return call
+
+    monkeypatch.setattr(measure, "self_check",
+                        marked(check, before="window-begin"))
+    monkeypatch.setattr(runner, "measure_point",
+                        marked(flows, after="window-end"))
+    (pt,) = xp.load_experiment("h2h-geo").points("quick", 1, ["cubic"], 3)
+    runner.load_modules(pt)
+    event = "events/9p/9p_client_req/enable"
+    trace_write("buffer_size_kb", "8192")
+    trace_write("trace", "")
+    trace_write(event, "1")
+    trace_write("tracing_on", "1")
+    try:
+        trace_write("trace_marker", "project")
+        os.stat(os.path.join(TOP, "Makefile"))
+        trace_write("trace_marker", "run")
+        rec = runner.run_point(pt)
+        with open(os.path.join(TRACING, "trace")) as f:
+            text = f.read()
+    finally:
+        trace_write(event, "0")
+    assert rec["flows"][0]["goodput_bps"] > 0
+    reqs, first = nine_p_requests(text, "window-begin", "window-end")
+    assert "window-begin" in text and "window-end" in text
+    assert reqs, "no 9p request traced at all: the event is off?"
+    project = [r for r in reqs if r[1] == first["project"]]
+    assert not project, project
+    own = [r for r in reqs if r[0].startswith("python")]
+    assert not own, own

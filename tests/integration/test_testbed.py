@@ -80,6 +80,20 @@ def test_self_check_fails_loudly_on_a_wrong_path():
             measure.self_check(topo)
 
 
+@pytest.mark.parametrize("scale", [0.85, 1.15])
+def test_self_check_fails_loudly_on_a_wrong_rate(scale):
+    """The shortest rate test (0.5 s) still tells a bottleneck 15 % off
+    its rate; the RTT is right."""
+    sc = load_scenario("mild-reorder")
+    rate = int(sc.rate_bps * scale)
+    with Topology(sc, load_profile("linux")) as topo:
+        topo.tc_batch(topo.r1, ["class change dev b parent 1: classid 1:1 "
+                                "htb rate %dbit ceil %dbit quantum 1514" %
+                                (rate, rate)])
+        with pytest.raises(measure.SelfCheckError, match="bottleneck rate"):
+            measure.self_check(topo)
+
+
 def backlog_drops():
     """Packets the kernel dropped at a full input backlog, all CPUs."""
     with open("/proc/net/softnet_stat") as f:
