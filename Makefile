@@ -26,7 +26,7 @@
 #                 (tools/soak): counters must add up, nothing may crash or leak
 # make bench      every seed experiment's quick set (satnet run), then the
 #                 report docs/results.md (satnet report); BENCH_ARGS adds options
-# make head-to-head  the head-to-head experiments (experiments/h2h-*.toml),
+# make head-to-head  the head-to-head experiments (testbed/experiments/h2h-*.toml),
 #                 then the report and docs/head-to-head.md
 # make bench-epdn the epdn qdisc's per-packet cost (docs/epdn-bench.md)
 # make bench-epdn-cost  the epdn core's instructions per operation, counted
@@ -238,8 +238,8 @@ soak: deps
 		tools/soak --minutes $(SOAK_MINUTES) --require-debug --out build/soak
 
 SEED_EXPS := $(basename $(notdir $(shell grep -l '^\[quick\]' \
-	experiments/s[0-9]*.toml)))
-H2H_EXPS := $(basename $(notdir $(wildcard experiments/h2h-*.toml)))
+	testbed/experiments/s[0-9]*.toml)))
+H2H_EXPS := $(basename $(notdir $(wildcard testbed/experiments/h2h-*.toml)))
 
 bench: deps
 	$(MAKE) all

@@ -7,9 +7,14 @@ import os
 import shutil
 import subprocess
 
+import sys
+
 import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The tests import this checkout's satnet (testbed/), whatever another
+# checkout's editable install or the current folder provides.
+sys.path.insert(0, os.path.join(TOP, "testbed"))
 
 
 def pytest_configure(config):

@@ -36,7 +36,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, TOP)         # run as a helper, this checkout's satnet
+sys.path.insert(0, os.path.join(TOP, "testbed"))  # as a helper: our satnet
 
 from satnet.kmod import (get_param, insmod, restore_params,  # noqa: E402
                          rmmod, set_param)

@@ -19,7 +19,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, TOP)         # packet.py takes this checkout's satnet
+sys.path.insert(0, os.path.join(TOP, "testbed"))  # this checkout's satnet
 from satnet import kmod  # noqa: E402
 from satnet.paths import ko  # noqa: E402
 

@@ -30,7 +30,7 @@ import time
 
 from . import experiment as xp
 from .paths import (EXPERIMENT_DIR, MODULES, PROFILE_DIR, RESULTS_DIR,
-                    SCENARIO_DIR, TC_PLUGIN, TOP, VM_RUN)
+                    SCENARIO_DIR, TC_PLUGIN, TESTBED, TOP, VM_RUN)
 from .stats import MIN_RUNS
 
 DEFAULT_MD = os.path.join(TOP, "docs", "results.md")
@@ -105,18 +105,18 @@ def cmd_list(a):
             print("  %-16s %-30s %s [%s]" % (e.name, e.source[:30],
                                              _first_line(e.title), quick))
     if "scenarios" in what:
-        print("scenarios (scenarios/NAME.toml):")
+        print("scenarios (testbed/scenarios/NAME.toml):")
         for p in sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.toml"))):
             with open(p, "rb") as f:
                 src = tomllib.load(f).get("source", "")
             print("  %-16s %s" % (os.path.basename(p)[:-5], _first_line(src)))
     if "variants" in what:
-        print("variants (variants.toml):")
+        print("variants (testbed/variants.toml):")
         for v in xp.load_variants().values():
             print("  %-16s cc %-8s %s" % (v.name, v.cc,
                                           _first_line(v.description)))
     if "profiles" in what:
-        print("profiles (profiles/NAME.toml):")
+        print("profiles (testbed/profiles/NAME.toml):")
         for p in sorted(glob.glob(os.path.join(PROFILE_DIR, "*.toml"))):
             name = os.path.basename(p)[:-5]
             print("  %-16s %s" % (name, _first_line(
@@ -396,7 +396,7 @@ def guest_command(a, only, log, timeout, vm):
     inside a kernel that loads our modules (natively where this one can,
     unless @vm).  The guest runs this checkout's package, whatever an
     installed `satnet` command points at."""
-    argv = ["env", "PYTHONPATH=" + TOP, "python3", "-m", "satnet.cli"] + \
+    argv = ["env", "PYTHONPATH=" + TESTBED, "python3", "-m", "satnet.cli"] + \
         a.argv + ["--only", only, "--here"]
     cmd = [sys.executable, VM_RUN, "--timeout", str(timeout), "--log", log]
     if a.clock == "virtual":

@@ -2,15 +2,20 @@
 """Where the project's files are.  satnet is installed in editable mode
 from a checkout (tools/install-deps.sh), because a run needs the modules,
 the tc plugin and the VM runner that live beside it; the data files are
-found relative to this package."""
+found relative to this package.
+
+The package lives in testbed/ (with the scenarios, profiles, experiments
+and variants it reads); TOP is the checkout root above it, where the
+modules, build/, tools/ and results/ are."""
 
 import os
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENARIO_DIR = os.path.join(TOP, "scenarios")
-PROFILE_DIR = os.path.join(TOP, "profiles")
-EXPERIMENT_DIR = os.path.join(TOP, "experiments")
-VARIANTS_FILE = os.path.join(TOP, "variants.toml")
+TESTBED = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(TESTBED)
+SCENARIO_DIR = os.path.join(TESTBED, "scenarios")
+PROFILE_DIR = os.path.join(TESTBED, "profiles")
+EXPERIMENT_DIR = os.path.join(TESTBED, "experiments")
+VARIANTS_FILE = os.path.join(TESTBED, "variants.toml")
 RESULTS_DIR = os.path.join(TOP, "results")
 VM_RUN = os.path.join(TOP, "tools", "vm-run")
 

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Scenario and sysctl-profile files, and the values derived from them.
 
-A scenario (scenarios/*.toml) describes one figure family of the seeds,
+A scenario (testbed/scenarios/*.toml) describes one figure family of the seeds,
 or one of today's LEO paths: bottleneck, satellite path, errors, loss,
 reordering, ACK path, and how the path changes while a run goes on.  A
-profile (profiles/*.toml) names the sysctls applied to the sender's and
+profile (testbed/profiles/*.toml) names the sysctls applied to the sender's and
 the receiver's namespaces.  See docs/testbed.md for every key.
 """
 
