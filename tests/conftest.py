@@ -13,8 +13,9 @@ import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The tests import this checkout's satnet (testbed/), whatever another
-# checkout's editable install or the current folder provides.
-sys.path.insert(0, os.path.join(TOP, "testbed"))
+# checkout's editable install or the current folder provides, and their
+# own kit from tests/lib (import lib.packets, ...).
+sys.path[:0] = [os.path.join(TOP, "testbed"), os.path.dirname(__file__)]
 
 
 def pytest_configure(config):

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from satnet import castate, topo
+from satnet import castate, host
 from satnet.castate import DiagError, ca_summary, parse_dump
 
 SEQ = 7
@@ -239,12 +239,12 @@ def connection():
     network namespace of its own with lo up (the VM's own lo is down)."""
     ns = "castate-%d" % os.getpid()
     try:
-        topo.run(["ip", "netns", "add", ns])
-    except (OSError, topo.TopologyError) as e:
+        host.run(["ip", "netns", "add", ns])
+    except (OSError, host.TopologyError) as e:
         pytest.skip("cannot make a network namespace: %s" % e)
     try:
-        topo.run(["ip", "-n", ns, "link", "set", "lo", "up"])
-        with topo.netns(ns):
+        host.run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        with host.netns(ns):
             srv = socket.create_server(("127.0.0.1", 0))
             port = srv.getsockname()[1]
             cli = socket.create_connection(("127.0.0.1", port))
@@ -253,7 +253,7 @@ def connection():
         for s in (cli, acc, srv):
             s.close()
     finally:
-        topo.run(["ip", "netns", "del", ns], check=False)
+        host.run(["ip", "netns", "del", ns], check=False)
 
 
 def diag_or_skip(ns):

@@ -1790,20 +1790,20 @@ def test_counters_are_parsed_from_proc_net():
 def test_tc_reads_its_files_from_the_guest_in_the_vm(tmp_path, monkeypatch):
     """In the VM the checkout is a 9p share: tc (run in a point, with our
     plugin and netem tables) is pointed at a copy in the guest's tmpfs."""
-    from satnet import topo
+    from satnet import host
     monkeypatch.setenv("SATNET_IN_VM", "1")
-    monkeypatch.setattr(topo, "GUEST_TC_LIB", str(tmp_path / "tclib"),
+    monkeypatch.setattr(host, "GUEST_TC_LIB", str(tmp_path / "tclib"),
                         raising=False)
-    monkeypatch.setattr(topo, "_tc_lib", [topo.TC_LIB], raising=False)
-    topo.prepare_tclib()
-    lib = topo.tc_env()["TC_LIB_DIR"]
+    monkeypatch.setattr(host, "_tc_lib", [host.TC_LIB], raising=False)
+    host.prepare_tclib()
+    lib = host.tc_env()["TC_LIB_DIR"]
     assert lib == str(tmp_path / "tclib")
-    names = [n for n in os.listdir(topo.TC_LIB) if not n.endswith(".tmp")]
+    names = [n for n in os.listdir(host.TC_LIB) if not n.endswith(".tmp")]
     assert "satnet-normal3.dist" in names
     for n in names:
         copy = os.path.join(lib, n)
         assert os.path.isfile(copy) and not os.path.islink(copy)
-        with open(copy, "rb") as a, open(os.path.join(topo.TC_LIB, n),
+        with open(copy, "rb") as a, open(os.path.join(host.TC_LIB, n),
                                          "rb") as b:
             assert a.read() == b.read(), n
 

@@ -17,7 +17,8 @@ from satnet.topo import Topology, TopologyError
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = sorted(os.path.basename(p)[:-5] for p in
-                   glob.glob(os.path.join(TOP, "testbed", "scenarios", "*.toml")))
+                   glob.glob(os.path.join(TOP, "testbed", "scenarios",
+                                          "*.toml")))
 # the sources beyond the seeds, by the short names references.md gives them
 SOURCES = [h for h in re.findall(r"^## (.+)$", open(os.path.join(
     TOP, "docs", "references.md")).read(), re.M) if not h.startswith("seed")]

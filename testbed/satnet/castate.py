@@ -17,7 +17,7 @@ import struct
 import threading
 import time
 
-from .topo import NLM_F_REQUEST, NLMSG_ERROR, netns
+from .host import NLM_F_REQUEST, NLMSG_ERROR, netns
 
 CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")   # TCP_CA_*
 CA_LABELS = ("Open", "Disorder", "CWR", "Recovery", "Loss")

@@ -539,7 +539,7 @@ def cmd_show(a):
 
 def _testbed_call(fn, *args):
     from .testbed import TestbedError
-    from .topo import TopologyError
+    from .host import TopologyError
     if os.geteuid() != 0:
         fail("%s needs root (namespaces, netem, modules); in this "
              "project's VM: tools/vm-run --shell" % fn.__name__)
@@ -567,7 +567,7 @@ def cmd_exec(a):
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not cmd:
         fail("exec: no command (satnet exec NODE -- CMD)")
-    from .topo import tc_env
+    from .host import tc_env
     argv = _testbed_call(testbed.exec_argv, a.node, cmd)
     os.execvpe(argv[0], argv, tc_env())   # tc finds the epdn plugin
 

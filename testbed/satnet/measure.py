@@ -19,7 +19,7 @@ import time
 from .castate import CA_PERIOD, CaSampler
 from .paths import hang_limit
 from .scenario import ACCESS_RATE_BPS
-from .topo import netns, proc_net, run
+from .host import netns, proc_net, run
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams and names the missing ones: burst-loss test.)

@@ -18,11 +18,12 @@ import threading
 import time
 
 from . import measure, record
+from .host import modprobe, proc_net
 from .kmod import get_param, param_text, set_param
 from .measure import SelfCheckError
 from .paths import RESULTS_DIR, hang_limit
 from .scenario import load_profile
-from .topo import Topology, modprobe, proc_net
+from .topo import Topology
 
 SELF_CHECK_ATTEMPTS = 3
 PROC_FILES = ("rn_sender", "rn_host")

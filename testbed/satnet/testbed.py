@@ -11,7 +11,8 @@ import json
 import os
 import subprocess
 
-from .topo import Topology, remove_netns
+from .host import remove_netns
+from .topo import Topology
 
 TAG = "up"                       # namespaces are named sn<TAG>-NODE
 STATE = os.environ.get("SATNET_TESTBED_STATE", "/run/satnet/testbed.json")

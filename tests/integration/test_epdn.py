@@ -39,21 +39,22 @@ import time
 import pytest
 
 from conftest import kasan_kernel
-from satnet import pktgen, topo
+from lib import pktgen
+from lib.kernel import Kmsg, qdisc_stats, rn_host_stats
+from lib.packets import (ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY, F_HOST,
+                         F_V2, RR_OPT, Tcpdump, csum, epdn_opt, fuzz_frames,
+                         ipv4, odd_frames, parse_epdn, parse_ip, tcp, xmit)
+from satnet import host
 from satnet.console import BAD
+from satnet.host import netns, sysctl_write as sysctl
 from satnet.kmod import ModuleError, insmod, loaded, rmmod
 from satnet.paths import ko
-from satnet.topo import (ETH_P_8021Q, ETH_P_ALL, ETH_P_IP, F_EMPTY, F_HOST,
-                         F_V2, RR_OPT, Kmsg, Tcpdump,
-                         csum, epdn_opt, fuzz_frames, ipv4, netns,
-                         odd_frames, parse_epdn, parse_ip, qdisc_stats,
-                         rn_host_stats, sysctl_write as sysctl, tcp, xmit)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 KO = ko("sch_epdn")
 RN_HOST_KO = ko("rn_host")
-TC_LIB = topo.TC_LIB
+TC_LIB = host.TC_LIB
 SO_RCVBUFFORCE = 33
 SND, RCV = "10.0.1.1", "10.0.3.2"
 MTU = 1500
@@ -64,10 +65,10 @@ GATE_SHUT = "tbf rate 8bit burst 1600 limit 100000"
 GATE_OPEN = "tbf rate 1gbit burst 64k limit 100000"
 
 
-# ---- programs, in namespaces entered by this thread (satnet.topo.netns) ----
+# ---- programs, in namespaces entered by this thread (satnet.host.netns) ----
 
 def run(argv, ns=None, inp=None, check=True, timeout=120):
-    r = topo.run(argv, check=False, inp=inp, timeout=timeout, ns=ns)
+    r = host.run(argv, check=False, inp=inp, timeout=timeout, ns=ns)
     if check and r.returncode:
         raise AssertionError("%s: %s%s" % (" ".join(argv), r.stdout,
                                            r.stderr))
@@ -359,7 +360,7 @@ def module_loaded():
     if not os.path.exists(KO) or \
             not os.path.exists(os.path.join(TOP, "build", "tc", "q_epdn.so")):
         pytest.skip("build first: make modules tc")
-    topo.prepare_tclib()
+    host.prepare_tclib()
     insmod(KO)
     yield
     rmmod("sch_epdn")

@@ -34,11 +34,12 @@ import pytest
 
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.host import modprobe, run
 from satnet.kmod import insmod, read_params, set_param
-from satnet.paths import ko
+from satnet.paths import TOP, ko
 from satnet.scenario import load_profile, load_scenario
 from satnet.sspoll import SsPoller
-from satnet.topo import TOP, Topology, modprobe, run
+from satnet.topo import Topology
 
 RN_KO = ko("tcp_rn")
 HOST_KO = ko("rn_host")

@@ -36,13 +36,15 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "testbed"))  # as a helper: our satnet
+# Run as a helper too: this checkout's satnet and the tests' kit.
+sys.path[:0] = [os.path.join(TOP, "testbed"), os.path.join(TOP, "tests")]
 
+from lib.kernel import qdisc_stats, rn_host_stats  # noqa: E402
+from lib.packets import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
+                         epdn_opt, raw_tcp)
 from satnet.kmod import (get_param, insmod, restore_params,  # noqa: E402
                          rmmod, set_param)
 from satnet.paths import ko  # noqa: E402
-from satnet.topo import (F_EMPTY, F_HOST, Tcpdump, csum,  # noqa: E402
-                         epdn_opt, qdisc_stats, raw_tcp, rn_host_stats)
 
 KO = ko("rn_host")
 EPDN_KO = ko("sch_epdn")

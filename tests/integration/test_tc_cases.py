@@ -25,12 +25,12 @@ import subprocess
 
 import pytest
 
-from satnet.topo import (EPDN_FIRST_OPT, TCA_EPDN_BYTE_LIMIT, TCA_EPDN_FLOWS,
-                         TCA_EPDN_IDLE, TCA_EPDN_LIMIT, TCA_EPDN_MODE,
-                         TCA_EPDN_RED, TCA_EPDN_RED_ECN, TCA_EPDN_RED_EWMA,
-                         TCA_EPDN_RED_HARDDROP, TCA_EPDN_RED_MAX,
-                         TCA_EPDN_RED_PROB, epdn_qdisc_msg, rtnl_ack,
-                         rtnl_socket)
+from lib.rtnl import (EPDN_FIRST_OPT, TCA_EPDN_BYTE_LIMIT, TCA_EPDN_FLOWS,
+                      TCA_EPDN_IDLE, TCA_EPDN_LIMIT, TCA_EPDN_MODE,
+                      TCA_EPDN_RED, TCA_EPDN_RED_ECN, TCA_EPDN_RED_EWMA,
+                      TCA_EPDN_RED_HARDDROP, TCA_EPDN_RED_MAX,
+                      TCA_EPDN_RED_PROB, epdn_qdisc_msg, rtnl_ack,
+                      rtnl_socket)
 from test_epdn import TC_LIB, console_clean, dummy, module_loaded  # noqa: F401
 
 CASES = os.path.join(os.path.dirname(os.path.dirname(

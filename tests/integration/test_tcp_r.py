@@ -27,12 +27,13 @@ import pytest
 
 from conftest import parallel as run_parallel
 from satnet import measure
+from satnet.host import run
 from satnet.kmod import insmod, rmmod
-from satnet.paths import ko
+from satnet.paths import TOP, ko
 from satnet.record import jain
 from satnet.runner import load_cc, qdisc_totals, together
 from satnet.scenario import load_profile, load_scenario
-from satnet.topo import TOP, Topology, run
+from satnet.topo import Topology
 
 R_KO = ko("tcp_r")
 RN_KO = ko("tcp_rn")

@@ -14,10 +14,11 @@ import pytest
 
 from satnet import castate, measure, record
 from satnet.experiment import load_experiment
+from satnet.host import run
 from satnet.paths import TOP
 from satnet.runner import load_cc, measure_point
 from satnet.scenario import load_profile, load_scenario
-from satnet.topo import Topology, run
+from satnet.topo import Topology
 
 pytestmark = pytest.mark.statistical
 

@@ -225,7 +225,7 @@ if __name__ == "__main__":
 import pytest  # noqa: E402
 
 from satnet.paths import MODULES  # noqa: E402
-from satnet.topo import modprobe, prepare_tclib, run  # noqa: E402
+from satnet.host import modprobe, prepare_tclib, run  # noqa: E402
 
 CGROOT = "/sys/fs/cgroup"
 CLONE_SYSCTL = "/proc/sys/kernel/unprivileged_userns_clone"

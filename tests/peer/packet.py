@@ -11,7 +11,7 @@ reserved bit RN-TCP uses (include/satnet/rn_wire.h).
 import ipaddress
 import struct
 
-from satnet.topo import csum    # noqa: F401 - the scripts take it from here
+from lib.packets import csum   # noqa: F401 - the scripts take it from here
 
 PROTO_TCP = 6
 FLAG_BITS = "FSRPAUEC"          # bit i of TCP header byte 13

@@ -19,7 +19,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(TOP, "testbed"))  # this checkout's satnet
+# This checkout's satnet, and the tests' kit (packet.py takes csum there).
+sys.path[:0] = [os.path.join(TOP, "testbed"), os.path.join(TOP, "tests")]
 from satnet import kmod  # noqa: E402
 from satnet.paths import ko  # noqa: E402
 

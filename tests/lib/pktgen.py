@@ -26,7 +26,7 @@ import re
 import threading
 import time
 
-from .topo import modprobe, run
+from satnet.host import modprobe, run
 
 PG = "/proc/net/pktgen"
 PKT_SIZE = 1000

@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host plumbing under the testbed: programs run in network namespaces
+(this thread entering them), ip and tc in batches, modules loaded, sysctls
+and /proc/net read and written without starting a program, and the tc
+library folder (our netem tables and the epdn plugin) that tc reads.
+The dumbbell built from them is topo.Topology."""
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+
+from . import dist, kmod
+from .paths import MODULES, TOP, hang_limit, ko
+
+TC_LIB = os.path.join(TOP, "build", "tclib")
+_tclib_lock = threading.Lock()
+_tclib_done = []
+
+# rtnetlink's message type and flag that castate's sock_diag dump needs.
+NLMSG_ERROR = 2
+NLM_F_REQUEST = 1
+
+
+class TopologyError(RuntimeError):
+    pass
+
+
+def run(cmd, check=True, inp=None, timeout=120, ns=None):
+    """Run a command, in network namespace @ns when given (this thread
+    enters it, and the command starts there)."""
+    with netns(ns):
+        r = subprocess.run(cmd, input=inp, capture_output=True, text=True,
+                           timeout=hang_limit(timeout), env=tc_env())
+    if check and r.returncode:
+        raise TopologyError("%s failed (%d): %s" %
+                            (" ".join(cmd), r.returncode,
+                             (r.stderr or r.stdout).strip()))
+    return r
+
+
+# In the VM the checkout is a 9p share: every file tc reads from it is a
+# request to the host, and under the virtual clock the guest's time runs
+# on while it waits.  There tc reads a copy in the guest's own tmpfs.
+GUEST_TC_LIB = "/run/satnet/tclib"
+_tc_lib = [TC_LIB]
+
+
+def tc_env():
+    env = dict(os.environ)
+    env["TC_LIB_DIR"] = _tc_lib[0]
+    return env
+
+
+def prepare_tclib():
+    """Our netem tables (and tc plugins) live in build/tclib."""
+    with _tclib_lock:
+        if not _tclib_done:
+            dist.write_tables(TC_LIB)
+            _tclib_done.append(True)
+    plugin = os.path.join(TOP, "build", "tc", "q_epdn.so")
+    if os.path.exists(plugin):
+        link = os.path.join(TC_LIB, "q_epdn.so")
+        with _tclib_lock:
+            if not os.path.lexists(link):
+                try:
+                    os.symlink(plugin, link)
+                except FileExistsError:     # another guest made it
+                    pass
+    if os.environ.get("SATNET_IN_VM") == "1":
+        with _tclib_lock:
+            if _tc_lib[0] != GUEST_TC_LIB:
+                copy_files(TC_LIB, GUEST_TC_LIB)
+                _tc_lib[0] = GUEST_TC_LIB
+
+
+def copy_files(src, dst):
+    """The files of folder @src (symbolic links followed) into @dst, each
+    replaced whole: another process may be reading the old one."""
+    os.makedirs(dst, exist_ok=True)
+    for name in os.listdir(src):
+        path = os.path.join(src, name)
+        if name.endswith(".tmp") or not os.path.isfile(path):
+            continue
+        fd, tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=dst)
+        with open(path, "rb") as f, os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(f, out)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, os.path.join(dst, name))
+
+
+# What insmod cannot resolve by itself (modprobe reads modules.dep).
+OWN_DEPENDS = {"tcp_r": ("tcp_rn",)}
+
+
+def modprobe(*mods):
+    """Load modules: the kernel's with modprobe; ours with modprobe when
+    installed (make install), otherwise with insmod from the build tree."""
+    for m in mods:
+        if kmod.loaded(m):
+            continue
+        r = run(["modprobe", m], check=False)
+        if r.returncode and m in MODULES:
+            modprobe(*OWN_DEPENDS.get(m, ()))
+            try:
+                kmod.insmod(ko(m), reload=False)
+                continue
+            except kmod.ModuleError as e:
+                if kmod.loaded(m):
+                    continue             # a concurrent run loaded it
+                raise TopologyError("cannot load %s: %s" % (m, e)) from None
+        if r.returncode:
+            raise TopologyError("cannot load %s: %s" %
+                                (m, (r.stderr or r.stdout).strip()))
+
+
+def ip_batch(lines, check=True, ns=None):
+    """ip commands in one program (in namespace @ns); -force: all of them,
+    even after one fails."""
+    return run(["ip"] + (["-n", ns] if ns else []) + ["-force", "-batch",
+                                                      "-"],
+               check=check, inp="".join(ln + "\n" for ln in lines))
+
+
+def remove_netns(*names):
+    """Kill what runs in the namespaces @names, then delete them; True
+    when every one was deleted."""
+    pids = ip_batch(["netns pids " + ns for ns in names],
+                    check=False).stdout.split()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
+    return ip_batch(["netns del " + ns for ns in names],
+                    check=False).returncode == 0
+
+
+# ---- network namespaces entered by one thread ----------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNET = 0x40000000
+
+
+def _setns(fd):
+    if _libc.setns(fd, CLONE_NEWNET):
+        err = ctypes.get_errno()
+        raise OSError(err, "setns: " + os.strerror(err))
+
+
+@contextlib.contextmanager
+def netns(name):
+    """Move this thread into network namespace @name (ip netns), and back
+    after; sockets opened inside stay in it.  None: stay where we are."""
+    if not name:
+        yield
+        return
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        fd = os.open("/run/netns/" + name, os.O_RDONLY)
+        try:
+            _setns(fd)
+        finally:
+            os.close(fd)
+        yield
+    finally:
+        _setns(home)
+        os.close(home)
+
+
+def sysctl_write(ns, key, value):
+    """Write one sysctl of namespace @ns without starting a program."""
+    with netns(ns):
+        with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
+            f.write(str(value))
+
+
+def proc_net(ns, name):
+    """/proc/net/@name as namespace @ns sees it."""
+    with netns(ns):
+        with open("/proc/thread-self/net/" + name) as f:
+            return f.read()
