@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Our kernel modules on the running kernel: loading them from a build
-tree, unloading them, and their parameters.  The testbed (topo.modprobe),
+tree, unloading them, and their parameters.  The testbed (host.modprobe),
 the runner, the tests, the scripted peer and the tools all go through
 here."""
 
