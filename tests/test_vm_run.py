@@ -157,3 +157,41 @@ def test_the_kvm_verdict_is_replaced_whole(tmp_path, monkeypatch):
     vm_run.remember_kvm(str(tmp_path), False)
     assert seen == ["yes\n"] and probe.read_text() == "no\n"
     assert os.listdir(tmp_path) == ["kvm-probe"]
+
+
+def fake_guest(tmp_path, console):
+    """A stand-in for qemu that prints @console (a shell snippet)."""
+    sh = tmp_path / "qemu.sh"
+    sh.write_text("echo '%s'\n%s\n" % (vm_run.RUN_MARK, console))
+    return ["sh", str(sh)]
+
+
+def supervise(tmp_path, clock, console, timeout=1):
+    import argparse
+    args = argparse.Namespace(clock=clock, timeout=timeout,
+                              log=str(tmp_path / "console.log"))
+    return vm_run.supervise(fake_guest(tmp_path, console),
+                            str(tmp_path / "out"), args)
+
+
+def test_the_virtual_clocks_timeout_is_the_guests(tmp_path, monkeypatch,
+                                                   capsys):
+    """On the virtual clock the host's time does not end a run that the
+    guest's heartbeat shows alive, however long it takes; a guest gone
+    silent (its clock stopped) is stopped, with a message saying so; the
+    guest's own limit is the script's."""
+    monkeypatch.setattr(vm_run, "STALL_S", 1)
+    alive = "for i in 1 2 3 4; do sleep 0.5; echo '%s'; done\n" \
+        "echo '%s0'" % (vm_run.BEAT, vm_run.EXIT_MARK)
+    assert supervise(tmp_path, "virtual", alive) == 0
+    assert vm_run.BEAT not in (tmp_path / "console.log").read_text()
+    assert supervise(tmp_path, "real", alive) == 124     # 2 s > 1 s
+    assert supervise(tmp_path, "virtual", "sleep 3") == 124
+    assert "clock stopped" in capsys.readouterr().err
+    script = vm_run.write_script(str(tmp_path), ["python3", "-c", "1"], "/",
+                                 guest_timeout=600)
+    last = open(script).read().splitlines()[-4:]
+    assert last[0] == "timeout -k 30 600 python3 -c 1"
+    assert last[-1] == "exit $st"
+    plain = vm_run.write_script(str(tmp_path), ["true"], "/")
+    assert "timeout" not in open(plain).read()
