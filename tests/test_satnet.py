@@ -1694,6 +1694,34 @@ def test_head_to_head_page_gives_tcp_r_reasons_per_run(tmp_path):
     assert "| reno | 0 |" not in text
 
 
+def test_head_to_head_page_counts_runaway_windows(tmp_path):
+    """Each variant's largest cwnd over what the path holds (BDP at the
+    base RTT plus the queue), and the runs whose window went over twice
+    that, in bold."""
+    exp, res = h2h_fixture(tmp_path)
+    paths = sorted(glob.glob(os.path.join(res, "h2h-fx", "full", "tcp-r",
+                                          "*.json")))
+    rec = record.load(paths[0])
+    sc = rec["meta"]["scenario"]
+    holds = math.ceil(1e6 * 0.084 / 8 / 536) + 100          # 20 + 100
+    assert report.h2h.path_packets(sc) == holds == 120
+    rec["flows"][0]["ss"][-1]["cwnd"] = 2 * holds + 1       # a runaway
+    rec.pop("_path")
+    record.write(rec, paths[0])
+    page = tmp_path / "head-to-head.md"
+    page.write_text("%s\n%s\n" % (report.h2h.BEGIN, report.h2h.END))
+    report.build(md=str(tmp_path / "results.md"), results=res,
+                 experiments=exp, command="pytest")
+    rows = {x.split(" | ")[0][2:]: x for x in page.read_text().splitlines()
+            if x.startswith(("| tcp-r | 2 |", "| reno | 2 |"))}
+    assert "| %.2f, **1 of 2 runs over 2** |" % ((2 * holds + 1) / holds) \
+        in rows["tcp-r"], rows
+    reno = max(s["cwnd"] for p in glob.glob(os.path.join(
+        res, "h2h-fx", "full", "reno", "*.json"))
+        for s in record.load(p)["flows"][0]["ss"] if "cwnd" in s)
+    assert "| %.2f |" % (reno / holds) in rows["reno"], rows
+
+
 def test_ss_poller_hands_each_sample_with_its_mark():
     """satnet.sspoll: the text after each "@MARK" line is one sample;
     what comes before the first mark has none."""

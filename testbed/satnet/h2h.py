@@ -5,6 +5,7 @@ markers of docs/head-to-head.md so that the text around them stays.
 Built from stored records only, as the rest of the report.
 """
 
+import math
 import os
 
 from . import stats
@@ -21,6 +22,9 @@ OWN_CC = ("r", "rn", "esack")      # the congestion controls of our modules
 # A variant that retransmits more than this share of the segments it sends
 # is flagged and not ranked: its goodput is bought with the path's capacity.
 RETRANS_MAX = 0.10
+# A window more than this many times what the path holds (BDP and queue)
+# is a runaway: it only fills the queue and is dropped there.
+CWND_MAX = 2.0
 
 
 def experiments(results):
@@ -33,6 +37,37 @@ def _limit(res):
     """Mbit/s a perfect sender gets on the path (the first record's: every
     variant of a head-to-head runs the same scenario)."""
     return limit_bps(res.recs[0]["meta"]["scenario"]) / 1e6
+
+
+def path_packets(sc):
+    """Packets the path of a scenario record (meta.scenario) holds: its
+    BDP at the base RTT, as the scenario sizes it, plus the queue."""
+    if "limit_packets" not in sc:         # records from before it
+        return None
+    bdp = sc["rate_bps"] * sc["base_rtt_ms"] / 1000 / 8 / \
+        sc["forward"]["packet_bytes"]
+    return max(4, math.ceil(bdp)) + sc["limit_packets"]
+
+
+def cwnd_peaks(res, variant):
+    """Per run of @variant: its flows' largest cwnd in the `ss` series
+    (sampled each second) over what the path holds."""
+    out = []
+    for rec in res.runs(variant, {}):
+        cwnd = [s["cwnd"] for f in rec["flows"] if f["variant"] == variant
+                for s in f.get("ss") or [] if "cwnd" in s]
+        holds = path_packets(rec["meta"]["scenario"])
+        if cwnd and holds:
+            out.append(max(cwnd) / holds)
+    return out
+
+
+def _peaks(peaks):
+    if not peaks:
+        return "–"
+    over = sum(p > CWND_MAX for p in peaks)
+    return "%.2f%s" % (max(peaks), ", **%d of %d runs over %g**" % (
+        over, len(peaks), CWND_MAX) if over else "")
 
 
 def rows(res):
@@ -109,12 +144,14 @@ def summary_table(exps):
 def path_table(res):
     lines = ["### %s" % res.exp.name, "", res.exp.title + ".", "",
              "| variant | n | goodput / limit | retransmitted | timeouts "
-             "per run | time in CA state |", "|---|---|---|---|---|---|"]
+             "per run | largest cwnd / (BDP + queue) | time in CA state |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows(res):
-        lines.append("| %s | %d | %s | %s | %s | %s |" % (
+        lines.append("| %s | %d | %s | %s | %s | %s | %s |" % (
             r["variant"] + (" (not ranked)" if flagged(r) else ""),
             r["share"].n, _pct(r["share"]),
             _pct(r["retrans"]), "%.1f" % r["timeouts"].mean,
+            _peaks(cwnd_peaks(res, r["variant"])),
             fmt_shares(r["ca"]) if r["ca"] else "–"))
     return lines + [""]
 
@@ -207,6 +244,11 @@ def block(exps, figdir, mddir, header):
         "rate less framing and the data path's non-congestion loss), mean "
         "± 95 % CI over the runs; retransmitted: segments retransmitted / "
         "segments sent. " + (
+            "The largest cwnd is the largest of any run, from the `ss` "
+            "samples (one a second), over the packets the path holds (its "
+            "BDP at the base RTT and the queue); runs over %g are counted "
+            "in bold: a window that large only fills the queue. " %
+            CWND_MAX) + (
             "A variant that retransmits more than %g %% of what it sends "
             "is not ranked: it is left out of both bests and marked *not "
             "ranked* in its path's table. " % (100 * RETRANS_MAX)) + (

@@ -129,7 +129,9 @@ def mixed_run(sc, profile, ccs, duration):
                                        port=5301 + i, bottleneck=False)
         return {"cc": cc, "goodput_bps":
                 res["end"]["sum_received"]["bytes"] * 8 / duration,
-                "ss_last": measure.last_cc_row(rows)}
+                # reno reports no counters of its own: its last sample
+                "ss_last": measure.last_cc_row(rows) or
+                (rows[-1] if rows else {})}
 
     with Topology(sc, profile) as topo:
         q0 = qdisc_totals(measure.bottleneck_json(topo))
