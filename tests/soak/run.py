@@ -48,8 +48,8 @@ Counters are checked along the way too (each namespace pair before it
 goes, the probe every tenth batch, rn_host before each reload).  At the
 end, with the traffic stopped, every epdn qdisc's counters must add
 up (packets in, counted by a tc action in front of it = sent + dropped +
-queued; drops = drops by cause; records made = live + aged + evicted +
-flushed + delivered; sent between stamps + merges + untouched and that
+queued; drops = drops by cause; records made = live + released + aged +
+evicted + flushed; sent between stamps + merges + untouched and that
 plus ttl_updates), and every rn_host namespace's (segments = segments by
 option class; flows created - live - freed between 0 and restarted);
 no flow may lose or change a byte, the long flows must complete, the
