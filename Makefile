@@ -23,7 +23,7 @@
 # make test-debug the in-VM suite under the debug kernel (KASAN, UBSAN,
 #                 lockdep, kmemleak, failslab), built once by tools/debug-kernel
 # make soak       SOAK_MINUTES (10) of churn and faults under the debug kernel
-#                 (tools/soak): counters must add up, nothing may crash or leak
+#                 (tests/soak): counters must add up, nothing may crash or leak
 # make bench      every seed experiment's quick set (satnet run), then the
 #                 report docs/results.md (satnet report); BENCH_ARGS adds options
 # make head-to-head  the head-to-head experiments (testbed/experiments/h2h-*.toml),
@@ -224,7 +224,7 @@ test-debug: deps
 		--log build/test-debug-console.log -- \
 		$(PYTEST) -v -m 'not statistical' tests/integration
 
-# tools/soak on the debug kernel (tools/debug-kernel builds it once); the
+# tests/soak on the debug kernel (tools/debug-kernel builds it once); the
 # modules are rebuilt against it here and for Debian's kernel by the next
 # plain build.  The run ends within SOAK_MINUTES + 10 minutes; its figures
 # and checks go to build/soak/soak.json, the console to build/soak-console.log.
@@ -235,7 +235,8 @@ soak: deps
 	$(MAKE) tc
 	tools/vm-run --kernel debug --timeout $$(( ($(SOAK_MINUTES) + 15) * 60 )) \
 		--log build/soak-console.log -- \
-		tools/soak --minutes $(SOAK_MINUTES) --require-debug --out build/soak
+		tests/soak/run.py --minutes $(SOAK_MINUTES) --require-debug \
+		--out build/soak
 
 SEED_EXPS := $(basename $(notdir $(shell grep -l '^\[quick\]' \
 	testbed/experiments/s[0-9]*.toml)))

@@ -177,6 +177,13 @@ def sysctl_write(ns, key, value):
             f.write(str(value))
 
 
+def disable_ipv6(ns):
+    """No IPv6 in namespace @ns, on its devices and on those to come: no
+    router solicitations, DAD or MLD among the packets a test counts."""
+    for conf in ("all", "default"):
+        sysctl_write(ns, "net.ipv6.conf.%s.disable_ipv6" % conf, 1)
+
+
 def proc_net(ns, name):
     """/proc/net/@name as namespace @ns sees it."""
     with netns(ns):

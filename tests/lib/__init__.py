@@ -3,4 +3,4 @@
 captured packets (packets), raw rtnetlink requests for the epdn qdisc
 (rtnl), the kernel's console and counters (kernel), pktgen floods
 (pktgen).  tests/conftest.py puts tests/ on sys.path; a tool that uses
-the kit (tools/soak, tools/bench-epdn, tools/rn-hook-cost) does too."""
+the kit (tests/soak, tools/bench-epdn, tools/rn-hook-cost) does too."""
