@@ -67,7 +67,8 @@ def test_dump_request_layout():
     n, kind, flags, seq, pid = struct.unpack_from("=IHHII", req)
     assert (n, kind, flags, seq, pid) == (72, 20, 0x301, SEQ, 0)
     family, proto, ext, pad, states = struct.unpack_from("=BBBBI", req, 16)
-    assert (family, proto, ext, pad) == (socket.AF_INET, 6, 1 << 1, 0)
+    # INET_DIAG_INFO, and VEGASINFO for the DCTCP slot (ext is 8 bits)
+    assert (family, proto, ext, pad) == (socket.AF_INET, 6, 0b110, 0)
     assert states == (1 << 1) | (1 << 4) | (1 << 8) | (1 << 9) | (1 << 11)
     assert struct.unpack_from(">HH", req, 24) == (0, 5201)
     assert req[28:] == bytes(44)
@@ -84,7 +85,11 @@ def test_two_sockets_and_done_in_one_read():
     assert rows[0] == {"sport": 40000, "dport": 5201, "state": 1,
                        "dst": "10.2.0.1", "tcp_state": 1, "ca_state": 3,
                        "retransmits": 2, "ssthresh": 21, "cwnd": 42,
-                       "retrans_total": 9, "bytes_acked": 123456}
+                       "retrans_total": 9, "bytes_acked": 123456,
+                       "backoff": 0, "rto_us": 0, "unacked": 0,
+                       "sacked": 0, "lost": 0, "retrans": 0, "rtt_us": 0,
+                       "rttvar_us": 0, "reordering": 0, "bytes_sent": 0,
+                       "bytes_retrans": 0}
     assert rows[1]["sport"] == 40001 and rows[1]["ca_state"] == 0
 
 
@@ -187,6 +192,159 @@ def test_cut_and_damaged_replies_parse_or_raise_diag_error():
             parsed += 1
         except DiagError:
             pass
+    assert 0 < parsed < len(bad)
+
+
+# ---- the ss row ---------------------------------------------------------------
+
+# struct tcp_info (include/uapi/linux/tcp.h): field, offset, format.
+TCPI = {"backoff": (4, "B"), "rto": (8, "I"), "unacked": (24, "I"),
+        "sacked": (28, "I"), "lost": (32, "I"), "retrans": (36, "I"),
+        "rtt": (68, "I"), "rttvar": (72, "I"), "snd_ssthresh": (76, "I"),
+        "snd_cwnd": (80, "I"), "reordering": (88, "I"),
+        "total_retrans": (100, "I"), "bytes_acked": (120, "Q"),
+        "bytes_sent": (200, "Q"), "bytes_retrans": (208, "Q")}
+BUSY = {"backoff": 2, "rto": 1236000, "unacked": 352, "sacked": 340,
+        "lost": 7, "retrans": 1, "rtt": 612345, "rttvar": 4100,
+        "snd_ssthresh": 13, "snd_cwnd": 22, "reordering": 9,
+        "total_retrans": 176, "bytes_acked": 1506402,
+        "bytes_sent": 2263173, "bytes_retrans": 251300}
+IDLE = {"backoff": 0, "rto": 3000000, "unacked": 0, "sacked": 0, "lost": 0,
+        "retrans": 0, "rtt": 0, "rttvar": 0, "snd_ssthresh": 0x7fffffff,
+        "snd_cwnd": 10, "reordering": 3, "total_retrans": 0,
+        "bytes_acked": 0, "bytes_sent": 0, "bytes_retrans": 0}
+
+
+def tcpi(fields, size=232):
+    b = bytearray(232)
+    b[0] = 1
+    for k, v in fields.items():
+        off, fmt = TCPI[k]
+        struct.pack_into("=" + fmt, b, off, v)
+    return bytes(b[:size])
+
+
+def dctcp(enabled=1, ce_state=3, alpha=60, ab_ecn=200, ab_tot=1234):
+    return rta(9, struct.pack("=HHIII", enabled, ce_state, alpha, ab_ecn,
+                              ab_tot))
+
+
+def ss_text(f, dc=None, size=232):
+    """What ss -tinH (iproute2 6.1, misc/ss.c tcp_show_info and
+    tcp_stats_print) prints for tcp_info @f cut to @size bytes (ss pads
+    it with zeros) and DCTCP slot @dc (enabled, ce_state, alpha, ab_ecn,
+    ab_tot), in its order."""
+    f = {k: (v if TCPI[k][0] + struct.calcsize(TCPI[k][1]) <= size else 0)
+         for k, v in f.items()}
+    out = ["ESTAB 0 0 10.0.1.1:40000 10.2.0.1:5201\n\t r"]
+    if f["rto"] and f["rto"] != 3000000:
+        out.append("rto:%g" % (f["rto"] / 1000))
+    if f["backoff"]:
+        out.append("backoff:%u" % f["backoff"])
+    if f["rtt"]:
+        out.append("rtt:%g/%g" % (f["rtt"] / 1000, f["rttvar"] / 1000))
+    out.append("mss:1448")
+    if f["snd_cwnd"]:
+        out.append("cwnd:%u" % f["snd_cwnd"])
+    if 0 < f["snd_ssthresh"] < 0xffff:
+        out.append("ssthresh:%d" % f["snd_ssthresh"])
+    for k in ("bytes_sent", "bytes_retrans", "bytes_acked"):
+        if f[k]:
+            out.append("%s:%u" % (k, f[k]))
+    if dc and dc[0]:
+        out.append("dctcp:(ce_state:%u,alpha:%u,ab_ecn:%u,ab_tot:%u)" %
+                   dc[1:])
+    elif dc:
+        out.append("dctcp:fallback_mode")
+    if f["unacked"]:
+        out.append("unacked:%u" % f["unacked"])
+    if f["retrans"] or f["total_retrans"]:
+        out.append("retrans:%u/%u" % (f["retrans"], f["total_retrans"]))
+    for k in ("lost", "sacked"):
+        if f[k]:
+            out.append("%s:%u" % (k, f[k]))
+    if f["reordering"] != 3:
+        out.append("reordering:%d" % f["reordering"])
+    return " ".join(out) + "\n"
+
+
+def diag_row(fields, dc=None, size=232):
+    attrs = rta(2, tcpi(fields, size)) + (dctcp(*dc) if dc else b"")
+    (row,), _ = parse_dump(nlmsg(20, diag_msg(attrs=attrs)), SEQ)
+    return row
+
+
+@pytest.mark.parametrize("fields, dc", [
+    (BUSY, (1, 3, 60, 200, 1234)),
+    (BUSY, (1, 0, 0, 0, 0)),
+    (BUSY, (0, 3, 60, 200, 1234)),
+    (BUSY, None),
+    (IDLE, None),
+    (dict(IDLE, rtt=600000, rttvar=300000, rto=1000000), (1, 65535, 1, 2,
+                                                         3)),
+    (dict(BUSY, rtt=1234567, rto=120000000, snd_ssthresh=0xfffe,
+          reordering=0, retrans=0), None),
+    (dict(BUSY, snd_ssthresh=0xffff, total_retrans=0, rtt=1), None),
+    (dict(IDLE, snd_cwnd=0, snd_ssthresh=0, rto=0, reordering=300), None),
+])
+def test_ss_row_is_what_parse_ss_reads_from_ss(fields, dc):
+    """Each field under ss's name and in ss's units (rtt, rto: "%g" of
+    ms), present exactly when ss prints it: parse_ss of the text ss
+    would print for the same tcp_info is the same row."""
+    from satnet.measure import parse_ss
+    (want,) = parse_ss(ss_text(fields, dc))
+    assert castate.ss_row(diag_row(fields, dc)) == want
+
+
+@pytest.mark.parametrize("size", [0, 4, 12, 40, 72, 80, 84, 92, 104, 128,
+                                  200, 208, 216, 231])
+def test_ss_row_of_a_short_tcp_info(size):
+    """A tcp_info cut where an older kernel ends it: the fields it holds,
+    as ss shows them; those beyond its end are left out (ss would print
+    a zero for them, which a zero-padded row also leaves out)."""
+    from satnet.measure import parse_ss
+    (want,) = parse_ss(ss_text(BUSY, (1, 3, 60, 200, 1234), size))
+    got = castate.ss_row(diag_row(BUSY, (1, 3, 60, 200, 1234), size))
+    if size < 92:                       # reordering absent: ss prints 0
+        want.pop("reordering", None)
+    assert got == want
+
+
+def test_ss_row_without_or_with_a_short_dctcp_slot():
+    """No DCTCPINFO (a congestion control without get_info), or one too
+    short to hold the slot: no dctcp_* keys, the rest as before."""
+    bare = castate.ss_row(diag_row(BUSY))
+    assert "dctcp_alpha" not in bare and bare["cwnd"] == 22
+    short = rta(2, tcpi(BUSY)) + rta(9, bytes(15))
+    (row,), _ = parse_dump(nlmsg(20, diag_msg(attrs=short)), SEQ)
+    assert castate.ss_row(row) == bare
+    with pytest.raises(DiagError, match="attribute length 40"):
+        parse_dump(nlmsg(20, diag_msg(attrs=rta(2, tcpi(BUSY)) +
+                                      rta(9, bytes(16), length=40))), SEQ)
+
+
+def test_damaged_replies_give_ss_rows_or_diag_error():
+    """A reply with the DCTCP slot, cut or with random bytes changed,
+    parses into rows ss_row takes, or raises DiagError, nothing else."""
+    attrs = rta(2, tcpi(BUSY)) + dctcp()
+    good = nlmsg(20, diag_msg(attrs=attrs)) + \
+        nlmsg(20, diag_msg(sport=2, attrs=attrs)) + done()
+    bad = [good[:n] for n in range(len(good))]
+    rnd = random.Random(2)
+    for _ in range(3000):
+        b = bytearray(good)
+        for _ in range(rnd.randint(1, 4)):
+            b[rnd.randrange(len(b))] = rnd.randrange(256)
+        bad.append(bytes(b))
+    parsed = 0
+    for b in bad:
+        try:
+            rows, _ = parse_dump(b, SEQ)
+        except DiagError:
+            continue
+        for r in rows:
+            castate.ss_row(r)
+        parsed += 1
     assert 0 < parsed < len(bad)
 
 
@@ -293,3 +451,17 @@ def test_sampler_on_a_loopback_connection(connection):
     assert out["share"]["open"] == 1.0 and out["dumps"] >= out["samples"]
     assert 0.009 < out["interval_s"] < 0.1 and out["cpu_s"] > 0
     assert {r["sport"] for r in s.rows} == {sport}, "only the client side"
+
+
+def test_ss_row_of_an_idle_connection_is_what_ss_prints(connection):
+    """The same idle socket read by `ss -tinH` and by the sampler's
+    sock_diag: the same row (tests/integration/test_tcp_r.py does it with
+    one of our modules, whose DCTCP slot ss prints too)."""
+    from lib.kernel import ss_and_diag
+    cli, port, ns = connection
+    diag_or_skip(ns).close()
+    cli.sendall(b"x" * 100000)
+    ss, row = ss_and_diag(ns, "127.0.0.1", port, cli.getsockname()[1])
+    assert {"cwnd", "rtt_ms", "rto_ms", "bytes_acked",
+            "bytes_sent"} <= set(row), row
+    assert row == ss

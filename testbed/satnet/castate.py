@@ -1,17 +1,24 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Time in each TCP congestion-avoidance state, sampled by sock_diag.
+"""Time in each TCP congestion-avoidance state, sampled by sock_diag,
+and the flow's `ss -tin` series from the same dumps.
 
 `ss` does not print tcpi_ca_state, so a small NETLINK_SOCK_DIAG client
 dumps the TCP sockets of a sender namespace (SOCK_DIAG_BY_FAMILY with an
-inet_diag_req_v2 asking for INET_DIAG_INFO) and reads struct tcp_info
-(include/uapi/linux/tcp.h) from each reply.  CaSampler does that every
+inet_diag_req_v2 asking for INET_DIAG_INFO and the DCTCP slot) and
+reads struct tcp_info (include/uapi/linux/tcp.h) and the congestion
+control's tcp_dctcp_info from each reply.  CaSampler does that every
 period (default CA_PERIOD) from its own thread; ca_summary turns the
 samples of one socket into the share of time in each state.  It is
 sampling: an episode shorter than the period can be missed, and a change
-of state is placed within one period.
+of state is placed within one period.  Every SS_PERIOD the sampler also
+keeps ss_row() of each socket: the fields measure.parse_ss reads from
+`ss -tinH`, under the same names and with ss's rules for leaving one
+out, without starting `ss` (under the VM every program started is ~100
+requests to the host over 9p).
 """
 
 import os
+import re
 import socket
 import struct
 import threading
@@ -26,15 +33,25 @@ CA_LABELS = ("Open", "Disorder", "CWR", "Recovery", "Loss")
 # where 20 ms cost 13-17 % of a vCPU per flow and 50 ms 5-7 %, still
 # many samples per RTT on the satellite paths.
 CA_PERIOD = 0.05
+SS_PERIOD = 1.0
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
 NLMSG_DONE = 3
 NLM_F_DUMP = 0x300
 INET_DIAG_INFO = 2
+INET_DIAG_VEGASINFO = 3
+INET_DIAG_DCTCPINFO = 9
+# idiag_ext is 8 bits wide: no bit asks for DCTCPINFO (9).  As ss does,
+# the request asks for VEGASINFO, which DCTCP and our modules answer
+# with their DCTCPINFO attribute (include/satnet/cc_info.h).
+REQUEST_EXT = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_VEGASINFO - 1))
 # The TCP states in which a sender can have data in flight: ESTABLISHED,
 # FIN_WAIT1, CLOSE_WAIT, LAST_ACK, CLOSING (1 << TCP_*).
 SENDING_STATES = (1 << 1) | (1 << 4) | (1 << 8) | (1 << 9) | (1 << 11)
+# The states `ss` lists by default: all but LISTEN, CLOSE, TIME_WAIT
+# and SYN_RECV (SENDING_STATES, SYN_SENT and FIN_WAIT2).
+SS_STATES = SENDING_STATES | (1 << 2) | (1 << 5)
 
 NLMSGHDR = struct.Struct("=IHHII")
 RTATTR = struct.Struct("=HH")
@@ -49,10 +66,27 @@ DIAG_MSG = struct.Struct("=BBBB2s2s16s16sI8sIIIII")
 # end of the kernel's tcp_info is left out of the row.
 TCP_INFO = tuple((name, off, struct.Struct("=" + fmt)) for name, off, fmt in
                  (("tcp_state", 0, "B"), ("ca_state", 1, "B"),
-                  ("retransmits", 2, "B"), ("ssthresh", 76, "I"),
-                  ("cwnd", 80, "I"), ("retrans_total", 100, "I"),
-                  ("bytes_acked", 120, "Q")))
+                  ("retransmits", 2, "B"), ("backoff", 4, "B"),
+                  ("rto_us", 8, "I"), ("unacked", 24, "I"),
+                  ("sacked", 28, "I"), ("lost", 32, "I"),
+                  ("retrans", 36, "I"), ("rtt_us", 68, "I"),
+                  ("rttvar_us", 72, "I"), ("ssthresh", 76, "I"),
+                  ("cwnd", 80, "I"), ("reordering", 88, "I"),
+                  ("retrans_total", 100, "I"), ("bytes_acked", 120, "Q"),
+                  ("bytes_sent", 200, "Q"), ("bytes_retrans", 208, "Q")))
 INFINITE_SSTHRESH = 0x7fffffff
+# struct tcp_dctcp_info, the slot our modules report through
+# (include/satnet/cc_info.h): enabled, ce_state (u16), alpha, ab_ecn,
+# ab_tot (u32).
+DCTCP_INFO = struct.Struct("=HHIII")
+DCTCP_KEYS = ("dctcp_enabled", "dctcp_ce_state", "dctcp_alpha",
+              "dctcp_ab_ecn", "dctcp_ab_tot")
+# What ss (iproute2 6.1, misc/ss.c: tcp_show_info, tcp_stats_print)
+# leaves out: ssthresh from 0xffff up, an rto of TCP_TIMEOUT_INIT,
+# reordering at its default of 3.
+SS_SSTHRESH_BOUND = 0xffff
+SS_RTO_HIDDEN_US = 3000000
+SS_REORDERING_HIDDEN = 3
 
 
 class DiagError(ValueError):
@@ -67,10 +101,11 @@ def _align(n):
 def dump_request(seq, dport=0, family=socket.AF_INET,
                  states=SENDING_STATES):
     """SOCK_DIAG_BY_FAMILY dump request for the TCP sockets of @family in
-    @states with INET_DIAG_INFO; a non-zero @dport lets the kernel skip
-    sockets to other ports (the parser's caller filters again)."""
-    req = REQ_V2.pack(family, socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1),
-                      states, b"\0\0", struct.pack(">H", dport), bytes(16),
+    @states with INET_DIAG_INFO and the congestion control's info
+    (REQUEST_EXT); a non-zero @dport lets the kernel skip sockets to
+    other ports (the parser's caller filters again)."""
+    req = REQ_V2.pack(family, socket.IPPROTO_TCP, REQUEST_EXT, states,
+                      b"\0\0", struct.pack(">H", dport), bytes(16),
                       bytes(16), 0, bytes(8))
     return NLMSGHDR.pack(NLMSGHDR.size + len(req), SOCK_DIAG_BY_FAMILY,
                          NLM_F_REQUEST | NLM_F_DUMP, seq, 0) + req
@@ -117,7 +152,8 @@ def tcp_info(blob):
 
 def diag_socket(payload):
     """One inet_diag_msg with its attributes: the socket's ports, peer
-    address (IPv4 or IPv6, as text) and the tcp_info fields."""
+    address (IPv4 or IPv6, as text), the tcp_info fields and, when the
+    congestion control fills it whole, the DCTCP slot (DCTCP_KEYS)."""
     if len(payload) < DIAG_MSG.size:
         raise DiagError("inet_diag_msg of %d bytes" % len(payload))
     family, state, _, _, sport, dport, _, dst = DIAG_MSG.unpack_from(
@@ -131,7 +167,64 @@ def diag_socket(payload):
     for kind, data in attributes(payload[DIAG_MSG.size:]):
         if kind == INET_DIAG_INFO:
             row.update(tcp_info(data))
+        elif kind == INET_DIAG_DCTCPINFO and len(data) >= DCTCP_INFO.size:
+            row.update(zip(DCTCP_KEYS, DCTCP_INFO.unpack_from(data)))
     return row
+
+
+def _ss_ms(usec):
+    """@usec as ss prints it in ms ("%g") and parse_ss reads it back:
+    an int when the text has no point; None (left out) for 0, for a
+    missing field and for a text parse_ss would not read."""
+    if not usec:
+        return None
+    text = "%g" % (usec / 1000)
+    if not re.fullmatch(r"[\d.]+", text):
+        return None
+    return float(text) if "." in text else int(text)
+
+
+def _nz(x):
+    return x or None
+
+
+def _ss_values(row):
+    """(key, value, or None where ss prints nothing) in the order of
+    measure.SS_FIELDS."""
+    g = row.get
+    ssthresh = g("ssthresh", 0)
+    retrans = bool(g("retrans") or g("retrans_total"))
+    reordering = g("reordering", SS_REORDERING_HIDDEN)
+    rto = g("rto_us")
+    return (("cwnd", _nz(g("cwnd"))),
+            ("ssthresh", ssthresh if 0 < ssthresh < SS_SSTHRESH_BOUND
+             else None),
+            ("rtt_ms", _ss_ms(g("rtt_us"))),
+            ("bytes_acked", _nz(g("bytes_acked"))),
+            ("bytes_sent", _nz(g("bytes_sent"))),
+            ("bytes_retrans", _nz(g("bytes_retrans"))),
+            ("retrans_out", g("retrans", 0) if retrans else None),
+            ("retrans_total", g("retrans_total", 0) if retrans else None),
+            ("sacked", _nz(g("sacked"))),
+            ("reordering", reordering
+             if reordering != SS_REORDERING_HIDDEN else None),
+            ("lost", _nz(g("lost"))),
+            ("rto_ms", _ss_ms(rto) if rto != SS_RTO_HIDDEN_US else None),
+            ("backoff", _nz(g("backoff"))),
+            ("unacked", _nz(g("unacked"))),
+            *((k, g(k) if g("dctcp_enabled") else None)
+              for k in DCTCP_KEYS[1:]))
+
+
+def ss_row(row):
+    """The row measure.parse_ss makes of `ss -tinH`'s text for the socket
+    of diag_socket() row @row: the same keys and values, each present
+    only when ss prints it (zero counters, an unset ssthresh, the default
+    reordering and the DCTCP slot of a congestion control without one
+    are left out)."""
+    out = {"sport": row["sport"]}
+    out.update((k, v) for k, v in _ss_values(row) if v is not None)
+    return out
 
 
 def parse_dump(buf, seq):
@@ -166,10 +259,10 @@ class DiagSocket:
         self.sock.settimeout(timeout)
         self.seq = 0
 
-    def dump(self, dport=0):
-        """Every TCP socket in SENDING_STATES (to @dport if non-zero)."""
+    def dump(self, dport=0, states=SENDING_STATES):
+        """Every TCP socket in @states (to @dport if non-zero)."""
         self.seq += 1
-        self.sock.send(dump_request(self.seq, dport))
+        self.sock.send(dump_request(self.seq, dport, states=states))
         rows, done = [], False
         while not done:
             got, done = parse_dump(self.sock.recv(1 << 16), self.seq)
@@ -182,15 +275,20 @@ class DiagSocket:
 
 class CaSampler(threading.Thread):
     """The sockets to @dst:@dport in namespace @ns, every @period s:
-    rows of sport, t (s since the first dump), ca_state, bytes_acked.
-    A dump that fails is counted and skipped (its time goes to the
-    sample before it)."""
+    rows of sport, t (s since the first dump), ca_state, bytes_acked
+    (sockets in SENDING_STATES).  Every @ss_period s, in ss_rows, the
+    ss_row() of each such socket in SS_STATES, t (as above, to the ms)
+    added.  A dump that fails is counted and skipped (its time goes to
+    the sample before it; a due ss row comes with the next dump)."""
 
-    def __init__(self, ns, dst, dport, period=CA_PERIOD):
+    def __init__(self, ns, dst, dport, period=CA_PERIOD,
+                 ss_period=SS_PERIOD):
         super().__init__(daemon=True)
         self.diag = DiagSocket(ns)
         self.dst, self.dport, self.period = dst, dport, period
+        self.ss_period = ss_period
         self.rows, self.dumps, self.errors, self.error = [], 0, 0, None
+        self.ss_rows, self.ss_due = [], None
         self.cpu_s = 0.0
         self.halt = threading.Event()
 
@@ -198,29 +296,37 @@ class CaSampler(threading.Thread):
         """Samples on a fixed schedule; one that comes a period or more
         late starts a new schedule from itself, rather than catching up
         with samples in a burst."""
-        t0 = due = time.monotonic()
+        t0 = due = self.ss_due = time.monotonic()
         while not self.halt.is_set():
             now = time.monotonic()
-            self.sample(round(now - t0, 4))
+            self.sample(now, t0)
             due += self.period
             if due <= now:
                 due = now + self.period
             self.halt.wait(due - time.monotonic())
         self.cpu_s = time.thread_time()
 
-    def sample(self, t):
+    def sample(self, now, t0):
         try:
-            rows = self.diag.dump(self.dport)
+            rows = self.diag.dump(self.dport, SS_STATES)
         except (OSError, DiagError) as e:
             self.errors += 1
             self.error = str(e)
             return
         self.dumps += 1
-        self.rows += [{"sport": r["sport"], "t": t,
+        mine = [r for r in rows
+                if r["dst"] == self.dst and r["dport"] == self.dport]
+        t = now - t0
+        self.rows += [{"sport": r["sport"], "t": round(t, 4),
                        "ca_state": r["ca_state"],
                        "bytes_acked": r.get("bytes_acked", 0)}
-                      for r in rows if r["dst"] == self.dst and
-                      r["dport"] == self.dport and "ca_state" in r]
+                      for r in mine if "ca_state" in r and
+                      (1 << r["state"]) & SENDING_STATES]
+        if now >= self.ss_due:
+            self.ss_rows += [dict(ss_row(r), t=round(t, 3)) for r in mine]
+            self.ss_due += self.ss_period
+            if self.ss_due <= now:
+                self.ss_due = now + self.ss_period
 
     def finish(self):
         self.halt.set()

@@ -2,10 +2,10 @@
 """Self-check, one iperf3 run, counters and metadata.
 
 From the self-check to the end of the flows the harness reads counters in
-its own process (/proc/thread-self/net of the namespace) and starts only
-the programs that do the work (ping, iperf3, tc, ss): in the VM every
-program started is a few dozen 9p requests to the host, during which the
-virtual clock runs on at the host's pace.
+its own process (/proc/thread-self/net of the namespace, sock_diag for
+the sockets) and starts only the programs that do the work (ping, iperf3,
+tc): in the VM every program started is a few dozen 9p requests to the
+host, during which the virtual clock runs on at the host's pace.
 """
 
 import json
@@ -13,7 +13,6 @@ import math
 import os
 import re
 import subprocess
-import threading
 import time
 
 from .castate import CA_PERIOD, CaSampler
@@ -281,7 +280,9 @@ SS_FIELDS = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)",
 
 
 def parse_ss(text):
-    """One row per connection of `ss -tinH`, keyed by the local port."""
+    """One row per connection of `ss -tinH`, keyed by the local port.
+    castate.ss_row makes the same rows from sock_diag: the two change
+    together."""
     rows = []
     for block in re.split(r"\n(?=\S)", text):
         m = re.search(r":(\d+)\s+\S+:\d+", block)
@@ -314,51 +315,13 @@ def last_cc_row(rows):
     return next((r for r in reversed(rows) if "dctcp_ce_state" in r), {})
 
 
-class Sampler(threading.Thread):
-    """Polls `ss -tin` in the sender namespace: cwnd/ssthresh over time.
-    One shell loop per run, so that sampling costs one `ss` a period and
-    no process spawning in the harness (it matters under emulation); the
-    clock and the pause are bash's own, read -t on a pipe that stays
-    silent (EOF: the harness is gone, so is the loop)."""
-
-    def __init__(self, topo, ns, dst, period=1.0):
-        super().__init__(daemon=True)
-        self.rows = []
-        loop = "while :; do echo @$EPOCHREALTIME; ss -tinH dst %s; " \
-            "read -t %g || [ $? -gt 128 ] || exit; done" % (dst, period)
-        self.proc = spawn(ns, ["bash", "-c", loop], text=True, cwd="/",
-                          env=dict(os.environ, PWD="/"),
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-    def run(self):
-        t0, now, block = None, None, []
-        for line in self.proc.stdout:
-            if line.startswith("@"):
-                self.flush(now, block)
-                now = float(line[1:])
-                t0 = now if t0 is None else t0
-                now, block = round(now - t0, 3), []
-            else:
-                block.append(line)
-        self.flush(now, block)
-
-    def flush(self, now, block):
-        for row in parse_ss("".join(block)) if now is not None else []:
-            row["t"] = now
-            self.rows.append(row)
-
-    def finish(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.proc.stdin.close()
-        self.join()
-
-
 def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
                ca_period=CA_PERIOD):
-    """One flow, pair i: returns iperf3's JSON and the ss time series.
-    The JSON gains "ca": the data flow's time in each congestion-avoidance
-    state, sampled every ca_period s (castate.ca_summary).  With
+    """One flow, pair i: returns iperf3's JSON and the ss time series
+    (parse_ss's rows of the data flow once a second, from sock_diag:
+    castate.ss_row).  The JSON gains "ca": the data flow's time in each
+    congestion-avoidance state, sampled every ca_period s
+    (castate.ca_summary) by the same thread and dumps.  With
     bottleneck, it also holds the bytes the bottleneck sent and the
     packets it dropped meanwhile (flows alone on the path only)."""
     dst = topo.rcv_addr(i)
@@ -368,8 +331,6 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
     if bottleneck:
         sent0, drop0 = bottleneck_stats(topo)
     castate = CaSampler(topo.snd[i], dst, port, ca_period)
-    sampler = Sampler(topo, topo.snd[i], dst)
-    sampler.start()
     castate.start()
     try:
         r = run(["iperf3", "-c", dst, "-p", str(port), "-C", cc, "-t",
@@ -378,7 +339,6 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
                 ns=topo.snd[i])
     finally:
         castate.finish()
-        sampler.finish()
         server.kill()
         server.wait()
     try:
@@ -393,7 +353,7 @@ def iperf3_run(topo, cc, duration, i=0, port=5201, bottleneck=True,
         res["bottleneck_sent_bytes"] = sent1 - sent0
         res["bottleneck_dropped"] = drop1 - drop0
     res["ca"] = castate.summary(data_flow(castate.rows))
-    return res, data_flow(sampler.rows)
+    return res, data_flow(castate.ss_rows)
 
 
 def bottleneck_json(topo):

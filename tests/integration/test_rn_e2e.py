@@ -26,7 +26,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 import threading
 import time
 
@@ -38,7 +37,6 @@ from satnet.host import modprobe, run
 from satnet.kmod import insmod, read_params, set_param
 from satnet.paths import TOP, ko
 from satnet.scenario import load_profile, load_scenario
-from satnet.sspoll import SsPoller
 from satnet.topo import Topology
 
 RN_KO = ko("tcp_rn")
@@ -101,21 +99,19 @@ def parse_rn_ss(text):
     return rows
 
 
-class SsSampler(SsPoller):
-    """`ss -tinH` in the sender namespace once a second: its rn rows."""
-
-    def __init__(self, topo, ns):
-        loop = "while :; do echo @; ss -tinH; sleep 1; done"
-        super().__init__(topo.popen(ns, ["sh", "-c", loop], text=True,
-                                    stdout=subprocess.PIPE))
-        self.rows = []
-
-    def take(self, mark, text):
-        self.rows += parse_rn_ss(text)
+def rn_rows(rows):
+    """The ss series of iperf3_run (parse_ss's rows, from sock_diag) as
+    parse_rn_ss gives them: the rows with rn's get_info fields."""
+    return [{"false_frs": r["dctcp_ce_state"], "dupthresh": r["dctcp_alpha"],
+             "kval": r["dctcp_ab_ecn"], "dn_acks": r["dctcp_ab_tot"],
+             "reordering": r.get("reordering", 3), "cwnd": r.get("cwnd"),
+             "sacked": r.get("sacked", 0),
+             "retrans_total": r.get("retrans_total", 0)}
+            for r in rows if "dctcp_ce_state" in r]
 
 
 def flow(cc, overrides, profile="linux", duration=REORDER_S, port=5201,
-         receiver=True, sample=False, barrier=None, burst=0):
+         receiver=True, barrier=None, burst=0):
     """One iperf3 flow on a fresh topology; goodput and counters.  With a
     barrier, the flow starts when every flow's topology is up and the
     counters are read when every flow has ended.  burst: the shaper's
@@ -129,14 +125,7 @@ def flow(cc, overrides, profile="linux", duration=REORDER_S, port=5201,
             topo.epdn_domain()
         if barrier:
             barrier.wait()
-        sampler = SsSampler(topo, topo.snd[0]) if sample else None
-        if sampler:
-            sampler.start()
-        try:
-            res, _ = measure.iperf3_run(topo, cc, duration, port=port)
-        finally:
-            if sampler:
-                sampler.finish()
+        res, rows = measure.iperf3_run(topo, cc, duration, port=port)
         if barrier:
             barrier.wait()
         mib = measure.nstat(topo, topo.snd[0])
@@ -155,7 +144,7 @@ def flow(cc, overrides, profile="linux", duration=REORDER_S, port=5201,
         "dsacks": mib.get("TcpExtTCPDSACKRecv", 0),
         "timeouts": mib.get("TcpExtTCPTimeouts", 0),
         "burst": burst, "mib": {k: mib.get(k, 0) for k in UNDO_KEYS},
-        "rn": rn, "rn_host": host, "ss": sampler.rows if sampler else [],
+        "rn": rn, "rn_host": host, "ss": rn_rows(rows) if cc == "rn" else [],
         "tcp_recovery": sysctl["net.ipv4.tcp_recovery"],
     }
 
@@ -323,11 +312,9 @@ def test_mild_reordering_rn_vs_reno():
                    dict(cc="reno", overrides={}, profile="sack-ns2",
                         duration=NS2_S, burst=HTB_BURST))
     linux = []
-    for _ in range(2):     # both sampled by ss: the same CPU cost
-        linux += serial(dict(cc="rn", overrides={}, burst=HTB_BURST,
-                             sample=True),
-                        dict(cc="reno", overrides={}, burst=HTB_BURST,
-                             sample=True))
+    for _ in range(2):
+        linux += serial(dict(cc="rn", overrides={}, burst=HTB_BURST),
+                        dict(cc="reno", overrides={}, burst=HTB_BURST))
     record("mild_reorder_serial", ns2 + linux)
 
     def totals(runs, cc):
@@ -426,8 +413,7 @@ def test_classic_dupthresh_and_es():
     set_param("tcp_rn", "es", 1)
     try:
         classic, no_rcv = parallel(
-            dict(cc="rn", overrides={}, profile="dsack-r", duration=SHORT_S,
-                 sample=True),
+            dict(cc="rn", overrides={}, profile="dsack-r", duration=SHORT_S),
             dict(cc="rn", overrides={}, duration=SHORT_S, receiver=False))
     finally:
         set_param("tcp_rn", "es", 0)

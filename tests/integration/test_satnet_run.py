@@ -3,6 +3,7 @@
 `satnet run` (in this kernel, as the VM runs it), then `satnet report`
 from the records it wrote.  Everything goes to a temporary folder."""
 
+import collections
 import glob
 import json
 import os
@@ -163,9 +164,11 @@ def test_a_point_asks_the_checkout_for_nothing(monkeypatch):
     its clock runs on at the host's pace.  From the self-check to the
     end of the flows nothing is read from or written to the checkout (a
     9p share), and the harness's own process asks the host for nothing:
-    only the programs it starts (ping, iperf3, tc, ss) open their files
-    on the host root.  A GEO point on an epdn bottleneck: tc reads our
-    plugin and netem tables."""
+    only the programs it starts (ping, iperf3, tc) open their files on
+    the host root; the flow's ss series comes from sock_diag, no `ss` is
+    started.  A GEO point on an epdn bottleneck: tc reads our plugin and
+    netem tables.  The requests in the window, per program, are printed
+    (pytest -s)."""
     from satnet import experiment as xp
     from satnet import measure, runner
     check, flows = measure.self_check, runner.measure_point
@@ -209,3 +212,7 @@ def test_a_point_asks_the_checkout_for_nothing(monkeypatch):
     assert not project, project
     own = [r for r in reqs if r[0].startswith("python")]
     assert not own, own
+    print("9p requests in the window: %d %s" %
+          (len(reqs), dict(collections.Counter(r[0] for r in reqs))))
+    assert not [r for r in reqs if r[0] == "ss"]
+    assert rec["flows"][0]["ss"], "no ss series"

@@ -26,6 +26,7 @@ import time
 import pytest
 
 from conftest import parallel as run_parallel
+from lib.kernel import ss_and_diag
 from satnet import measure
 from satnet.host import run
 from satnet.kmod import insmod, rmmod
@@ -159,12 +160,12 @@ def record_mix(rec):
 
 # ---- the module ----------------------------------------------------------
 
-def _r_pair():
+def _r_pair(cc=b"r"):
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
     cli = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    cli.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"r")
+    cli.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc)
     cli.connect(srv.getsockname()[:2])
     acc, _ = srv.accept()
     srv.close()
@@ -202,6 +203,29 @@ def test_module_selectable_visible_and_refcounted():
         time.sleep(0.2)
     assert run(["rmmod", "tcp_r"], check=False).returncode == 0
     insmod(R_KO)
+
+
+@pytest.mark.parametrize("cc", [b"r", b"rn"])
+def test_sock_diag_row_is_what_ss_prints(cc):
+    """The harness's ss series comes from sock_diag (castate.ss_row), not
+    from ss: for the same idle socket of our module, the row is the one
+    parse_ss makes of `ss -tinH`, DCTCP slot included (rn's alpha, its
+    dupthresh, is not zero).  The receiver reads nothing: the sender
+    ends in zero-window probes."""
+    run(["ip", "link", "set", "lo", "up"])
+    cli, acc = _r_pair(cc)
+    try:
+        cli.sendall(b"x" * (1 << 20))
+        ss, row = ss_and_diag(None, "127.0.0.1", acc.getsockname()[1],
+                              cli.getsockname()[1])
+    finally:
+        cli.close()
+        acc.close()
+    assert set(SS_KEYS) | {"cwnd", "rtt_ms", "rto_ms", "bytes_acked",
+                           "bytes_sent"} <= set(row), row
+    assert row == ss
+    if cc == b"rn":
+        assert row["dctcp_alpha"], row
 
 
 def test_module_parameters_clamped():

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the kernel tells the tests: the console's new lines, and the
-counters of rn_host and of a qdisc in a namespace."""
+"""What the kernel tells the tests: the console's new lines, the
+counters of rn_host and of a qdisc in a namespace, and one idle socket
+as `ss` and the harness's sock_diag see it."""
 
 import json
 import os
+import time
 
 from satnet.host import prepare_tclib, proc_net, run
 
@@ -51,3 +53,34 @@ class Kmsg:
         out = self.read()
         os.close(self.fd)
         return out
+
+
+def ss_and_diag(ns, dst, dport, sport, tries=20):
+    """(parse_ss row of `ss -tinH`, castate.ss_row) of the TCP socket
+    from local port @sport to @dst:@dport in namespace @ns, once it is
+    idle (nothing unacknowledged) and the sock_diag rows read just before
+    and just after ss are the same: what both saw could not change in
+    between.  AssertionError if that never happens in @tries."""
+    from satnet import castate
+    from satnet.measure import parse_ss
+
+    def diag():
+        return [castate.ss_row(r)
+                for r in d.dump(dport, castate.SS_STATES)
+                if r["sport"] == sport and r["dst"] == dst]
+
+    d = castate.DiagSocket(ns)
+    try:
+        for _ in range(tries):
+            before = diag()
+            text = run(["ss", "-tinH", "dst", "%s:%d" % (dst, dport)],
+                       ns=ns).stdout
+            after = diag()
+            ss = [r for r in parse_ss(text) if r["sport"] == sport]
+            if len(after) == 1 and before == after and \
+                    "unacked" not in after[0]:
+                return ss[0] if len(ss) == 1 else None, after[0]
+            time.sleep(0.1)
+    finally:
+        d.close()
+    raise AssertionError("socket %d never idle: %r" % (sport, after))
