@@ -174,17 +174,24 @@ def test_every_length_is_bounded(buf, words):
         parse_dump(buf, SEQ)
 
 
-def test_cut_and_damaged_replies_parse_or_raise_diag_error():
-    """Every prefix of a reply, and replies with random bytes changed,
-    either parse or raise DiagError: nothing reads past a length."""
-    good = nlmsg(20, diag_msg()) + nlmsg(20, diag_msg(sport=2)) + done()
+def damaged(good, seed):
+    """Every prefix of the reply @good, and 3000 copies with 1-4 random
+    bytes changed."""
     bad = [good[:n] for n in range(len(good))]
-    rnd = random.Random(1)
+    rnd = random.Random(seed)
     for _ in range(3000):
         b = bytearray(good)
         for _ in range(rnd.randint(1, 4)):
             b[rnd.randrange(len(b))] = rnd.randrange(256)
         bad.append(bytes(b))
+    return bad
+
+
+def test_cut_and_damaged_replies_parse_or_raise_diag_error():
+    """Every prefix of a reply, and replies with random bytes changed,
+    either parse or raise DiagError: nothing reads past a length."""
+    good = nlmsg(20, diag_msg()) + nlmsg(20, diag_msg(sport=2)) + done()
+    bad = damaged(good, 1)
     parsed = 0
     for b in bad:
         try:
@@ -329,13 +336,7 @@ def test_damaged_replies_give_ss_rows_or_diag_error():
     attrs = rta(2, tcpi(BUSY)) + dctcp()
     good = nlmsg(20, diag_msg(attrs=attrs)) + \
         nlmsg(20, diag_msg(sport=2, attrs=attrs)) + done()
-    bad = [good[:n] for n in range(len(good))]
-    rnd = random.Random(2)
-    for _ in range(3000):
-        b = bytearray(good)
-        for _ in range(rnd.randint(1, 4)):
-            b[rnd.randrange(len(b))] = rnd.randrange(256)
-        bad.append(bytes(b))
+    bad = damaged(good, 2)
     parsed = 0
     for b in bad:
         try:
