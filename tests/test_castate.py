@@ -454,6 +454,22 @@ def test_sampler_on_a_loopback_connection(connection):
     assert {r["sport"] for r in s.rows} == {sport}, "only the client side"
 
 
+def test_a_sampler_that_dies_says_so(connection, monkeypatch):
+    """An error the sampler does not expect ends its thread; finish()
+    raises it rather than leave the run with empty series."""
+    cli, port, ns = connection
+    diag_or_skip(ns).close()
+    s = castate.CaSampler(ns, "127.0.0.1", port, period=0.01)
+
+    def broken(*_):
+        raise KeyError("tcp_state")
+
+    monkeypatch.setattr(s, "sample", broken)
+    s.start()
+    with pytest.raises(RuntimeError, match="sampler failed.*tcp_state"):
+        s.finish()
+
+
 def test_ss_row_of_an_idle_connection_is_what_ss_prints(connection):
     """The same idle socket read by `ss -tinH` and by the sampler's
     sock_diag: the same row (tests/integration/test_tcp_r.py does it with

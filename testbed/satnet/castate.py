@@ -291,19 +291,23 @@ class CaSampler(threading.Thread):
         self.ss_rows, self.ss_due = [], None
         self.cpu_s = 0.0
         self.halt = threading.Event()
+        self.crash = None
 
     def run(self):
         """Samples on a fixed schedule; one that comes a period or more
         late starts a new schedule from itself, rather than catching up
         with samples in a burst."""
         t0 = due = self.ss_due = time.monotonic()
-        while not self.halt.is_set():
-            now = time.monotonic()
-            self.sample(now, t0)
-            due += self.period
-            if due <= now:
-                due = now + self.period
-            self.halt.wait(due - time.monotonic())
+        try:
+            while not self.halt.is_set():
+                now = time.monotonic()
+                self.sample(now, t0)
+                due += self.period
+                if due <= now:
+                    due = now + self.period
+                self.halt.wait(due - time.monotonic())
+        except Exception as e:      # noqa: BLE001 (finish() raises it)
+            self.crash = e
         self.cpu_s = time.thread_time()
 
     def sample(self, now, t0):
@@ -329,9 +333,14 @@ class CaSampler(threading.Thread):
                 self.ss_due = now + self.ss_period
 
     def finish(self):
+        """Stop sampling; a sampler that died raises here, so a run never
+        keeps empty series without saying why."""
         self.halt.set()
         self.join()
         self.diag.close()
+        if self.crash:
+            raise RuntimeError("the sock_diag sampler failed: %r" %
+                               self.crash) from self.crash
 
     def summary(self, rows):
         """ca_summary of @rows (one socket's) with this sampler's
