@@ -597,19 +597,6 @@ void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 	}
 }
 
-int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o)
-{
-	if (len < EPDN_OPT_LEN || buf[EPDN_OFF_TYPE] != EPDN_OPT_TYPE ||
-	    buf[EPDN_OFF_LEN] != EPDN_OPT_LEN ||
-	    buf[EPDN_OFF_VERFLAGS] >> EPDN_VER_SHIFT != EPDN_VERSION)
-		return SAT_EBADMSG;
-	o->ttl = buf[EPDN_OFF_TTL];
-	o->flags = buf[EPDN_OFF_VERFLAGS] & EPDN_FLAGS_MASK;
-	o->min = sat_get_be32(buf + EPDN_OFF_MIN);
-	o->max = sat_get_be32(buf + EPDN_OFF_MAX);
-	return SAT_OK;
-}
-
 /*
  * What a data packet's header (@hdr, checked into @ip) tells the receiver
  * (§III-D): the option is proof only when EPDN-TTL == TTL, and, when the
@@ -621,7 +608,7 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 				   bool require_host, struct rn_evidence *ev)
 {
 	u32 optlen = ip->hdr_len - EPDN_IPV4_HDR_MIN;
-	struct rn_epdn o;
+	struct epdn_opt o;
 	int off;
 
 	ev->kind = RN_EV_ABSENT;
@@ -630,8 +617,8 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 	if (off == SAT_ENOENT)
 		return RN_EVS_ABSENT;
 	ev->kind = RN_EV_UNTRUSTED;
-	if (off < 0 || rn_epdn_decode(hdr + EPDN_IPV4_HDR_MIN + off,
-				      optlen - (u32)off, &o))
+	if (off < 0 || epdn_opt_decode(hdr + EPDN_IPV4_HDR_MIN + off,
+				       optlen - (u32)off, &o))
 		return RN_EVS_MALFORMED;
 	if (o.ttl != ip->ttl)
 		return RN_EVS_TTL;
@@ -652,11 +639,12 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 /* The option a sender originates (§III-D): EPDN-TTL = TTL, no drops. */
 void rn_epdn_encode_empty(u8 *buf, u8 ttl)
 {
-	memset(buf, 0, EPDN_OPT_LEN);
-	buf[EPDN_OFF_TYPE] = EPDN_OPT_TYPE;
-	buf[EPDN_OFF_LEN] = EPDN_OPT_LEN;
-	buf[EPDN_OFF_TTL] = ttl;
-	buf[EPDN_OFF_VERFLAGS] = EPDN_VERFLAGS(EPDN_F_EMPTY | EPDN_F_HOST);
+	struct epdn_opt o = {
+		.ttl = ttl,
+		.flags = EPDN_F_EMPTY | EPDN_F_HOST,
+	};
+
+	epdn_opt_encode(buf, &o);
 }
 
 /*
