@@ -557,16 +557,20 @@ u32 rn_recv_overflows(const struct rn_recv *st)
 /* ---- parsers ---- */
 
 /*
- * SACK blocks (RFC 2018): remember the highest right edge above the ACK.
- * Edges are compared as offsets from the ACK: a chain of blocks, each
- * after() the last, can run more than 2^31 past it and wrap below it.
+ * A SACK option (RFC 2018) of @olen bytes: remember the highest right
+ * edge above the ACK.  One whose length is not that of 1 to 4 blocks is
+ * ignored, as the stack's parser does.  Edges are compared as offsets
+ * from the ACK: a chain of blocks, each after() the last, can run more
+ * than 2^31 past it and wrap below it.
  */
-static void rn_parse_sack(const u8 *b, u32 len, u32 ack, struct rn_tcpopts *o)
+static void rn_parse_sack(const u8 *opt, u32 olen, u32 ack,
+			  struct rn_tcpopts *o)
 {
-	u32 i;
+	struct sat_sack b[SAT_SACK_MAX];
+	int i, n = sat_sack_blocks(opt, olen, b);
 
-	for (i = 0; i + 8 <= len; i += 8) {
-		u32 right = sat_get_be32(b + i + 4);
+	for (i = 0; i < n; i++) {
+		u32 right = b[i].end;
 
 		if (sat_after(right, ack) &&
 		    right - ack > o->sack_high - ack) {
@@ -592,8 +596,8 @@ void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 		if (opts[i] == 3 && olen == 3)
 			o->wscale = opts[i + 2] > RN_WSCALE_MAX ?
 				    RN_WSCALE_MAX : opts[i + 2];
-		else if (opts[i] == 5)
-			rn_parse_sack(opts + i + 2, olen - 2u, ack, o);
+		else if (opts[i] == SAT_OPT_SACK)
+			rn_parse_sack(opts + i, olen, ack, o);
 	}
 }
 

@@ -1028,6 +1028,22 @@ static void test_parse_tcpopts(void)
 	th[0] = 3;					/* kind, no length */
 	rn_parse_tcpopts(th, 1, 2000, &o);
 	CHECK_EQ(o.wscale, -1);
+	/*
+	 * A SACK option of one block and half of another is ignored, as
+	 * tcp_parse_options() does; the window scale after it still counts.
+	 */
+	th[0] = 1;
+	th[3] = 14;
+	th[16] = 1;
+	th[17] = 1;
+	th[18] = 3;
+	th[19] = 3;
+	th[20] = 9;
+	th[21] = 0;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(!o.sack);
+	CHECK_EQ(o.sack_high, 2000);
+	CHECK_EQ(o.wscale, 9);
 }
 
 static void test_origin(void)
