@@ -67,7 +67,6 @@
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
-#include <linux/version.h>
 #include <linux/inet_diag.h>
 #include <net/tcp.h>
 
@@ -399,20 +398,11 @@ static void r_main(struct sock *sk, const struct rate_sample *rs)
 	r_pace(sk);
 }
 
-/* Since 6.10 the hook is also given the ACK's number and flags. */
-#if LINUX_VERSION_MAJOR > 6 || \
-	(LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL >= 10)
-static void r_cong_control(struct sock *sk, u32 ack, int flag,
-			   const struct rate_sample *rs)
+/* (sk, rs); the ACK's number and flags, passed since 6.10, are not needed. */
+static void r_cong_control(SAT_CONG_CONTROL_ARGS)
 {
 	r_main(sk, rs);
 }
-#else
-static void r_cong_control(struct sock *sk, const struct rate_sample *rs)
-{
-	r_main(sk, rs);
-}
-#endif
 
 /*
  * A recovery begins; @asked: the stack asked ssthresh() for it (not when
