@@ -153,19 +153,25 @@ static void r_grow_cwnd(struct sock *sk, u32 acked)
 	const struct r *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 min_rtt = tcp_min_rtt(tp);
+	u32 rho8 = sat_rho8(min_rtt, READ_ONCE(rtt0_ms));
 
-	rn_grow_cwnd(sk, tp->snd_una, acked,
-		     sat_rho8(min_rtt, READ_ONCE(rtt0_ms)),
-		     sat_bound(sat_bw_max(&ca->bw), min_rtt));
+	rn_grow_cwnd(sk, tp->snd_una, acked, rho8,
+		     rho8 ? sat_bound(sat_bw_max(&ca->bw), min_rtt) :
+			    SAT_NO_BOUND);
 }
 
-/* The ACK's delivery rate sample, if valid, into the windowed max. */
+/*
+ * The ACK's delivery rate sample, if valid, into the windowed max; only
+ * Hybla's growth (rtt0_ms) reads it.
+ */
 static void r_bw_sample(struct sock *sk, const struct rate_sample *rs)
 {
 	struct r *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 bw = 0;
 
+	if (!READ_ONCE(rtt0_ms))
+		return;
 	if (rs->delivered > 0 && rs->interval_us > 0)
 		bw = sat_bw_rate(rs->delivered,
 				 min_t(u64, rs->interval_us, U32_MAX));

@@ -881,7 +881,7 @@ static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 min_rtt = tcp_min_rtt(tp);
 	u32 rho8 = sat_rho8(min_rtt, READ_ONCE(rtt0_ms));
-	u32 bound = rn_bound(tp, min_rtt);
+	u32 bound = rho8 ? rn_bound(tp, min_rtt) : SAT_NO_BOUND;
 
 	if (!(ca->core.flags & RN_F_LT)) {
 		rn_grow_cwnd(sk, ack, acked, rho8, bound);
