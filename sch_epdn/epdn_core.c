@@ -496,30 +496,7 @@ u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget)
 	return removed;
 }
 
-/* ---- option codec (docs/epdn.md, include/satnet/epdn_wire.h) ---- */
-
-void epdn_opt_encode(u8 *buf, const struct epdn_opt *o)
-{
-	buf[EPDN_OFF_TYPE] = EPDN_OPT_TYPE;
-	buf[EPDN_OFF_LEN] = EPDN_OPT_LEN;
-	buf[EPDN_OFF_TTL] = o->ttl;
-	buf[EPDN_OFF_VERFLAGS] = EPDN_VERFLAGS(o->flags);
-	sat_put_be32(buf + EPDN_OFF_MIN, o->min);
-	sat_put_be32(buf + EPDN_OFF_MAX, o->max);
-}
-
-int epdn_opt_decode(const u8 *buf, u32 len, struct epdn_opt *o)
-{
-	if (len < EPDN_OPT_LEN || buf[EPDN_OFF_TYPE] != EPDN_OPT_TYPE ||
-	    buf[EPDN_OFF_LEN] != EPDN_OPT_LEN ||
-	    buf[EPDN_OFF_VERFLAGS] >> EPDN_VER_SHIFT != EPDN_VERSION)
-		return SAT_EBADMSG;
-	o->ttl = buf[EPDN_OFF_TTL];
-	o->flags = buf[EPDN_OFF_VERFLAGS] & EPDN_FLAGS_MASK;
-	o->min = sat_get_be32(buf + EPDN_OFF_MIN);
-	o->max = sat_get_be32(buf + EPDN_OFF_MAX);
-	return SAT_OK;
-}
+/* ---- the option (docs/epdn.md, include/satnet/epdn_opt.h) ---- */
 
 /*
  * The EPDN option of a checked IPv4 header: its offset in @hdr, SAT_ENOENT

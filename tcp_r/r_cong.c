@@ -67,7 +67,6 @@
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
-#include <linux/version.h>
 #include <linux/inet_diag.h>
 #include <net/tcp.h>
 
@@ -154,19 +153,25 @@ static void r_grow_cwnd(struct sock *sk, u32 acked)
 	const struct r *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 min_rtt = tcp_min_rtt(tp);
+	u32 rho8 = sat_rho8(min_rtt, READ_ONCE(rtt0_ms));
 
-	rn_grow_cwnd(sk, tp->snd_una, acked,
-		     sat_rho8(min_rtt, READ_ONCE(rtt0_ms)),
-		     sat_bound(sat_bw_max(&ca->bw), min_rtt));
+	rn_grow_cwnd(sk, tp->snd_una, acked, rho8,
+		     rho8 ? sat_bound(sat_bw_max(&ca->bw), min_rtt) :
+			    SAT_NO_BOUND);
 }
 
-/* The ACK's delivery rate sample, if valid, into the windowed max. */
+/*
+ * The ACK's delivery rate sample, if valid, into the windowed max; only
+ * Hybla's growth (rtt0_ms) reads it.
+ */
 static void r_bw_sample(struct sock *sk, const struct rate_sample *rs)
 {
 	struct r *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 bw = 0;
 
+	if (!READ_ONCE(rtt0_ms))
+		return;
 	if (rs->delivered > 0 && rs->interval_us > 0)
 		bw = sat_bw_rate(rs->delivered,
 				 min_t(u64, rs->interval_us, U32_MAX));
@@ -399,20 +404,11 @@ static void r_main(struct sock *sk, const struct rate_sample *rs)
 	r_pace(sk);
 }
 
-/* Since 6.10 the hook is also given the ACK's number and flags. */
-#if LINUX_VERSION_MAJOR > 6 || \
-	(LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL >= 10)
-static void r_cong_control(struct sock *sk, u32 ack, int flag,
-			   const struct rate_sample *rs)
+/* (sk, rs); the ACK's number and flags, passed since 6.10, are not needed. */
+static void r_cong_control(SAT_CONG_CONTROL_ARGS)
 {
 	r_main(sk, rs);
 }
-#else
-static void r_cong_control(struct sock *sk, const struct rate_sample *rs)
-{
-	r_main(sk, rs);
-}
-#endif
 
 /*
  * A recovery begins; @asked: the stack asked ssthresh() for it (not when

@@ -53,7 +53,6 @@
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
-#include <linux/version.h>
 #include <linux/hash.h>
 #include <linux/percpu.h>
 #include <linux/proc_fs.h>
@@ -100,27 +99,12 @@ MODULE_PARM_DESC(rack_steer,
 
 /*
  * The RACK steering edits RACK's per-ACK state in in_ack_event, which
- * must run after tcp_clean_rtx_queue() for that: true since mainline
- * v6.14 (commit 149dfb31615e, "tcp: reorganize tcp_in_ack_event() and
- * tcp_count_delivered()") and in the stable series since its backports
- * to 6.1.141 and 6.12.31, not in v6.1 to 6.1.140 or v6.12 to 6.12.30,
- * where the queue cleaning that follows would undo it.  Set at load time
- * from the version of the kernel built against (a module only loads on
+ * must run after tcp_clean_rtx_queue() for that, or the queue cleaning
+ * that follows would undo it (SAT_IN_ACK_EVENT_AFTER_CLEAN, compat.h).
+ * Set at load time from the kernel built against (a module only loads on
  * that kernel), cleared for good by the first ACK that shows the old
  * order (rn_ack_order_check()).
  */
-static bool rn_ack_order_kernel(void)
-{
-	u32 v = KERNEL_VERSION(LINUX_VERSION_MAJOR, LINUX_VERSION_PATCHLEVEL,
-			       LINUX_VERSION_SUBLEVEL);
-
-	if (v >= KERNEL_VERSION(6, 14, 0))
-		return true;
-	if (v >= KERNEL_VERSION(6, 12, 31) && v < KERNEL_VERSION(6, 13, 0))
-		return true;
-	return v >= KERNEL_VERSION(6, 1, 141) && v < KERNEL_VERSION(6, 2, 0);
-}
-
 static bool ack_order_ok __read_mostly;
 
 static int rn_ack_order_set(const char *val, const struct kernel_param *kp)
@@ -130,7 +114,7 @@ static int rn_ack_order_set(const char *val, const struct kernel_param *kp)
 
 	if (err)
 		return err;
-	if (v && !rn_ack_order_kernel())
+	if (v && !SAT_IN_ACK_EVENT_AFTER_CLEAN)
 		return -EOPNOTSUPP;
 	WRITE_ONCE(ack_order_ok, v);
 	return 0;
@@ -897,7 +881,7 @@ static void rn_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 min_rtt = tcp_min_rtt(tp);
 	u32 rho8 = sat_rho8(min_rtt, READ_ONCE(rtt0_ms));
-	u32 bound = rn_bound(tp, min_rtt);
+	u32 bound = rho8 ? rn_bound(tp, min_rtt) : SAT_NO_BOUND;
 
 	if (!(ca->core.flags & RN_F_LT)) {
 		rn_grow_cwnd(sk, ack, acked, rho8, bound);
@@ -1148,7 +1132,7 @@ static int __init rn_register(void)
 	BUILD_BUG_ON(offsetof(struct rn, latch) != 0);
 	for (i = 0; i < ARRAY_SIZE(rn_locks); i++)
 		spin_lock_init(&rn_locks[i]);
-	ack_order_ok = rn_ack_order_kernel();
+	ack_order_ok = SAT_IN_ACK_EVENT_AFTER_CLEAN;
 	if (!ack_order_ok)
 		pr_info("tcp_rn: in_ack_event may run before tcp_clean_rtx_queue on this kernel: RACK steering off\n");
 	err = register_pernet_subsys(&rn_net_ops);

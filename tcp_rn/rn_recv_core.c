@@ -557,16 +557,20 @@ u32 rn_recv_overflows(const struct rn_recv *st)
 /* ---- parsers ---- */
 
 /*
- * SACK blocks (RFC 2018): remember the highest right edge above the ACK.
- * Edges are compared as offsets from the ACK: a chain of blocks, each
- * after() the last, can run more than 2^31 past it and wrap below it.
+ * A SACK option (RFC 2018) of @olen bytes: remember the highest right
+ * edge above the ACK.  One whose length is not that of 1 to 4 blocks is
+ * ignored, as the stack's parser does.  Edges are compared as offsets
+ * from the ACK: a chain of blocks, each after() the last, can run more
+ * than 2^31 past it and wrap below it.
  */
-static void rn_parse_sack(const u8 *b, u32 len, u32 ack, struct rn_tcpopts *o)
+static void rn_parse_sack(const u8 *opt, u32 olen, u32 ack,
+			  struct rn_tcpopts *o)
 {
-	u32 i;
+	struct sat_sack b[SAT_SACK_MAX];
+	int i, n = sat_sack_blocks(opt, olen, b);
 
-	for (i = 0; i + 8 <= len; i += 8) {
-		u32 right = sat_get_be32(b + i + 4);
+	for (i = 0; i < n; i++) {
+		u32 right = b[i].end;
 
 		if (sat_after(right, ack) &&
 		    right - ack > o->sack_high - ack) {
@@ -592,22 +596,9 @@ void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 		if (opts[i] == 3 && olen == 3)
 			o->wscale = opts[i + 2] > RN_WSCALE_MAX ?
 				    RN_WSCALE_MAX : opts[i + 2];
-		else if (opts[i] == 5)
-			rn_parse_sack(opts + i + 2, olen - 2u, ack, o);
+		else if (opts[i] == SAT_OPT_SACK)
+			rn_parse_sack(opts + i, olen, ack, o);
 	}
-}
-
-int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o)
-{
-	if (len < EPDN_OPT_LEN || buf[EPDN_OFF_TYPE] != EPDN_OPT_TYPE ||
-	    buf[EPDN_OFF_LEN] != EPDN_OPT_LEN ||
-	    buf[EPDN_OFF_VERFLAGS] >> EPDN_VER_SHIFT != EPDN_VERSION)
-		return SAT_EBADMSG;
-	o->ttl = buf[EPDN_OFF_TTL];
-	o->flags = buf[EPDN_OFF_VERFLAGS] & EPDN_FLAGS_MASK;
-	o->min = sat_get_be32(buf + EPDN_OFF_MIN);
-	o->max = sat_get_be32(buf + EPDN_OFF_MAX);
-	return SAT_OK;
 }
 
 /*
@@ -621,7 +612,7 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 				   bool require_host, struct rn_evidence *ev)
 {
 	u32 optlen = ip->hdr_len - EPDN_IPV4_HDR_MIN;
-	struct rn_epdn o;
+	struct epdn_opt o;
 	int off;
 
 	ev->kind = RN_EV_ABSENT;
@@ -630,8 +621,8 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 	if (off == SAT_ENOENT)
 		return RN_EVS_ABSENT;
 	ev->kind = RN_EV_UNTRUSTED;
-	if (off < 0 || rn_epdn_decode(hdr + EPDN_IPV4_HDR_MIN + off,
-				      optlen - (u32)off, &o))
+	if (off < 0 || epdn_opt_decode(hdr + EPDN_IPV4_HDR_MIN + off,
+				       optlen - (u32)off, &o))
 		return RN_EVS_MALFORMED;
 	if (o.ttl != ip->ttl)
 		return RN_EVS_TTL;
@@ -652,11 +643,12 @@ enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 /* The option a sender originates (§III-D): EPDN-TTL = TTL, no drops. */
 void rn_epdn_encode_empty(u8 *buf, u8 ttl)
 {
-	memset(buf, 0, EPDN_OPT_LEN);
-	buf[EPDN_OFF_TYPE] = EPDN_OPT_TYPE;
-	buf[EPDN_OFF_LEN] = EPDN_OPT_LEN;
-	buf[EPDN_OFF_TTL] = ttl;
-	buf[EPDN_OFF_VERFLAGS] = EPDN_VERFLAGS(EPDN_F_EMPTY | EPDN_F_HOST);
+	struct epdn_opt o = {
+		.ttl = ttl,
+		.flags = EPDN_F_EMPTY | EPDN_F_HOST,
+	};
+
+	epdn_opt_encode(buf, &o);
 }
 
 /*

@@ -30,27 +30,25 @@ static u32 rn_max(u32 a, u32 b)
 /* ---- the ACK as it arrives (the hook's half) ---- */
 
 /*
- * Parse the SACK option of an ACK.  RFC 2883: the first block reports a
+ * The @n SACK blocks of an ACK.  RFC 2883: the first block reports a
  * duplicate when it lies below the ACK or inside the second block; every
  * other block above the ACK means the receiver holds data beyond a hole.
  */
-static void rn_parse_sack(const u8 *b, u32 n, struct rn_wire *w)
+static void rn_parse_sack(const struct sat_sack *b, int n, struct rn_wire *w)
 {
-	u32 i;
+	int i;
 
 	for (i = 0; i < n; i++) {
-		u32 s = sat_get_be32(b + 8 * i), e = sat_get_be32(b + 8 * i + 4);
+		u32 s = b[i].start, e = b[i].end;
 		bool dup = false;
 
 		if (!sat_before(s, e))
 			continue;	/* empty or inverted: not a block */
 		if (i == 0) {
 			dup = sat_before(s, w->ack);
-			if (!dup && n > 1) {
-				u32 s1 = sat_get_be32(b + 8), e1 = sat_get_be32(b + 12);
-
-				dup = !sat_before(s, s1) && !sat_after(e, e1);
-			}
+			if (!dup && n > 1)
+				dup = !sat_before(s, b[1].start) &&
+				      !sat_after(e, b[1].end);
 		}
 		if (dup) {
 			w->flags |= RN_W_DSACK;
@@ -70,8 +68,9 @@ static void rn_parse_sack(const u8 *b, u32 n, struct rn_wire *w)
  */
 static void rn_parse_opts(const u8 *o, u32 len, struct rn_wire *w)
 {
+	struct sat_sack blk[SAT_SACK_MAX];
+	int olen, n;
 	u32 i;
-	int olen;
 
 	for (i = 0; i < len; i += olen) {
 		olen = sat_opt_len(o, len, i);
@@ -79,13 +78,12 @@ static void rn_parse_opts(const u8 *o, u32 len, struct rn_wire *w)
 			return;
 		if (olen < 0)
 			goto bad;
-		if (o[i] == RN_OPT_SACK) {
-			if ((olen - 2) % 8 || olen == 2 ||
-			    (olen - 2) / 8 > RN_SACK_MAX ||
-			    (w->flags & (RN_W_HOLE | RN_W_DSACK)))
-				goto bad;	/* also: a second SACK option */
-			rn_parse_sack(o + i + 2, (olen - 2) / 8, w);
-		}
+		if (o[i] != SAT_OPT_SACK)
+			continue;
+		n = sat_sack_blocks(o + i, olen, blk);
+		if (n < 0 || (w->flags & (RN_W_HOLE | RN_W_DSACK)))
+			goto bad;	/* also: a second SACK option */
+		rn_parse_sack(blk, n, w);
 	}
 	return;
 bad:

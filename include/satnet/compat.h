@@ -5,9 +5,10 @@
  *
  * Each entry gives an older kernel the newer kernel's interface, so the
  * modules call the current API and an entry is dropped when its oldest
- * kernel is.  Found by building every module with W=1 against both
- * header trees (make modules-6.12, README.md); everything else the
- * modules use is the same on both.
+ * kernel is; the last two say what the kernel built for does.  Found by
+ * building every module with W=1 against both header trees (make
+ * modules-6.12, README.md); everything else the modules use is the same
+ * on both.  No module file tests a kernel version itself.
  */
 #ifndef SATNET_COMPAT_H
 #define SATNET_COMPAT_H
@@ -38,6 +39,37 @@ static inline u32 tcp_time_stamp_ms(const struct tcp_sock *tp)
 {
 	return tcp_time_stamp(tp);
 }
+#endif
+
+/*
+ * v6.10 (commit 57bfc7605ca5, "tcp: Add new args for cong_control in
+ * tcp_congestion_ops") also passes cong_control() the ACK's number and
+ * its FLAG_* bits.  A hook defined as fn(SAT_CONG_CONTROL_ARGS) takes
+ * the arguments of the kernel built for, and uses only the two that both
+ * pass: the socket @sk and the rate sample @rs.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define SAT_CONG_CONTROL_ARGS \
+	struct sock *sk, u32 sat_ack, int sat_flag, const struct rate_sample *rs
+#else
+#define SAT_CONG_CONTROL_ARGS struct sock *sk, const struct rate_sample *rs
+#endif
+
+/*
+ * v6.14 (commit 149dfb31615e, "tcp: reorganize tcp_in_ack_event() and
+ * tcp_count_delivered()") calls in_ack_event() after
+ * tcp_clean_rtx_queue(), and so do the stable series from its backports
+ * to 6.1.141 and 6.12.31 on; before, the queue cleaning follows the
+ * event.  True on the kernels with the new order.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0) || \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 31) && \
+	 LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)) || \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 141) && \
+	 LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0))
+#define SAT_IN_ACK_EVENT_AFTER_CLEAN	true
+#else
+#define SAT_IN_ACK_EVENT_AFTER_CLEAN	false
 #endif
 
 #endif /* SATNET_COMPAT_H */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * EPDN gateway core: the drop record table, sequence-range merging, the
- * stamp decision, ageing and the option codec.  Plain C with no kernel
- * dependency: sch_epdn links sch_epdn/epdn_core.c, and the userspace unit
- * test includes the same file.  The caller owns all memory and locking;
+ * stamp decision and ageing (the option's codec is
+ * include/satnet/epdn_opt.h).  Plain C with no kernel dependency: sch_epdn
+ * links sch_epdn/epdn_core.c, and the userspace unit test includes the
+ * same file.  The caller owns all memory and locking;
  * the core never allocates and never sleeps.
  *
  * Paper: A. Sathiaseelan, T. Radzik, "RN-TCP with EPDN" (seed 001), §III
@@ -20,6 +21,7 @@
 #endif
 
 #include <satnet/epdn_wire.h>
+#include <satnet/epdn_opt.h>
 #include <satnet/epdn_uapi.h>
 #include <satnet/hdr.h>
 #include <satnet/seq.h>
@@ -117,14 +119,6 @@ struct epdn_info {
 	bool unknown;
 };
 
-/* The EPDN option, decoded.  min/max are host byte order. */
-struct epdn_opt {
-	u8 ttl;
-	u8 flags;
-	u32 min;
-	u32 max;
-};
-
 enum epdn_rec_result {
 	EPDN_REC_NEW,
 	EPDN_REC_MERGED,
@@ -168,8 +162,6 @@ enum epdn_rec_result epdn_table_record(struct epdn_table *t,
 u32 epdn_table_sweep(struct epdn_table *t, u32 now, u32 budget);
 
 /* Option codec. */
-void epdn_opt_encode(u8 *buf, const struct epdn_opt *o);
-int epdn_opt_decode(const u8 *buf, u32 len, struct epdn_opt *o);
 int epdn_ip_opt(const u8 *hdr, const struct sat_ip *ip);
 bool epdn_opt_range(const struct epdn_opt *o, struct epdn_range *r);
 bool epdn_opt_add_range(struct epdn_opt *o, const struct epdn_range *r,

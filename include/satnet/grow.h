@@ -30,7 +30,12 @@
  * shown the path full, avoidance grows by at most a quarter plus
  * SAT_BOUND_EXTRA per RTT where rho^2 is more.  The result of each ACK is
  * clamped, so a stretch ACK cannot carry cwnd past the bound; the bound
- * never lowers cwnd.  Reno's growth and slow start are not bounded.
+ * never lowers cwnd.  Reno's growth and slow start are not bounded, and
+ * with Reno's growth (rho8 0) the callers neither sample the rate nor
+ * compute the bound, which cost a 64-bit division per ACK.
+ *
+ * 64-bit divisions are div_u64()'s (include/satnet/types.h has it for
+ * userspace), which a 32-bit kernel needs.
  */
 #ifndef SATNET_GROW_H
 #define SATNET_GROW_H
@@ -50,6 +55,8 @@
 #define SAT_QUEUE_SHARE_SHIFT	2
 /* Segments on top: a window of a few segments still grows. */
 #define SAT_BOUND_EXTRA		4
+/* sat_bound() without a rate or an RTT, and the bound of Reno's growth. */
+#define SAT_NO_BOUND		0xffffffffU
 /* Delivery rates are segments per us << SAT_BW_SHIFT, as tcp_bbr.c's. */
 #define SAT_BW_SHIFT		24
 /* The max spans two periods of this many min RTTs. */
@@ -70,7 +77,7 @@ static inline u32 sat_rho8(u32 rtt_us, u32 rtt0_ms)
 		return 0;
 	if (rtt_us == ~0U)
 		return SAT_RHO8_MIN;
-	rho8 = ((u64)rtt_us << 3) / (rtt0_ms * 1000U);
+	rho8 = div_u64((u64)rtt_us << 3, rtt0_ms * 1000U);
 	if (rho8 < SAT_RHO8_MIN)
 		return SAT_RHO8_MIN;
 	return rho8 < SAT_RHO8_MAX ? (u32)rho8 : SAT_RHO8_MAX;
@@ -146,7 +153,7 @@ static inline u32 sat_bw_rate(u32 delivered, u32 interval_us)
 
 	if (!delivered || !interval_us)
 		return 0;
-	bw = ((u64)delivered << SAT_BW_SHIFT) / interval_us;
+	bw = div_u64((u64)delivered << SAT_BW_SHIFT, interval_us);
 	return bw < 0xffffffffU ? (u32)bw : 0xffffffffU;
 }
 
@@ -180,17 +187,17 @@ static inline void sat_bw_update(struct sat_bw *b, u32 now_us,
 
 /*
  * Segments the path holds: @bw * @min_rtt_us, plus the queue's share,
- * plus SAT_BOUND_EXTRA.  ~0U (no bound) without a rate or an RTT.
+ * plus SAT_BOUND_EXTRA.  SAT_NO_BOUND without a rate or an RTT.
  */
 static inline u32 sat_bound(u32 bw, u32 min_rtt_us)
 {
 	u64 bdp;
 
 	if (!bw || !min_rtt_us || min_rtt_us == ~0U)
-		return ~0U;
+		return SAT_NO_BOUND;
 	bdp = ((u64)bw * min_rtt_us) >> SAT_BW_SHIFT;
 	bdp += (bdp >> SAT_QUEUE_SHARE_SHIFT) + SAT_BOUND_EXTRA;
-	return bdp < ~0U ? (u32)bdp : ~0U;
+	return bdp < SAT_NO_BOUND ? (u32)bdp : SAT_NO_BOUND;
 }
 
 #endif /* SATNET_GROW_H */

@@ -2,7 +2,8 @@
 /*
  * IPv4 and TCP header parsing for the plain-C cores: big-endian reads, the
  * step of an IPv4 or TCP option list, the IPv4 option walk that finds the
- * EPDN option, and the checks of an IPv4 and a TCP header.  Shared by
+ * EPDN option, the checks of an IPv4 and a TCP header, and the blocks of a
+ * TCP SACK option.  Shared by
  * sch_epdn, tcp_rn and their unit tests and fuzz targets.  Every length
  * read from a packet is checked against the bytes the caller copied
  * before anything behind it is read.
@@ -30,6 +31,9 @@
 /* Option kinds of both IPv4 and TCP. */
 #define SAT_OPT_EOL		0
 #define SAT_OPT_NOP		1
+/* TCP's SACK option (RFC 2018): at most 4 blocks in 40 option bytes. */
+#define SAT_OPT_SACK		5
+#define SAT_SACK_MAX		4
 
 /* TCP flags (byte 13 of the header). */
 #define SAT_TCP_FIN		0x01
@@ -169,6 +173,34 @@ static inline int sat_parse_tcp(const u8 *th, u32 caplen, u32 l4_len,
 	t->end_seq = t->seq + t->payload + !!(t->flags & SAT_TCP_SYN) +
 		     !!(t->flags & SAT_TCP_FIN);
 	return SAT_OK;
+}
+
+/* A SACK block, [start, end) as sent: not checked for order. */
+struct sat_sack {
+	u32 start;
+	u32 end;
+};
+
+/*
+ * The blocks of the SACK option at @opt, its length @olen as
+ * sat_opt_len() returned it (kind and length bytes included), into @blk
+ * (room for SAT_SACK_MAX): how many, or SAT_EBADMSG unless @olen is
+ * 2 + 8n with 1 <= n <= SAT_SACK_MAX, as tcp_parse_options() ignores
+ * such an option.
+ */
+static inline int sat_sack_blocks(const u8 *opt, u32 olen,
+				  struct sat_sack *blk)
+{
+	u32 i, n;
+
+	if (olen < 2 + 8 || (olen - 2) % 8 || (olen - 2) / 8 > SAT_SACK_MAX)
+		return SAT_EBADMSG;
+	n = (olen - 2) / 8;
+	for (i = 0; i < n; i++) {
+		blk[i].start = sat_get_be32(opt + 2 + 8 * i);
+		blk[i].end = sat_get_be32(opt + 6 + 8 * i);
+	}
+	return (int)n;
 }
 
 #endif /* SATNET_HDR_H */

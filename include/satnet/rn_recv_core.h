@@ -28,6 +28,7 @@
 #endif
 
 #include <satnet/hdr.h>
+#include <satnet/epdn_opt.h>
 #include <satnet/seq.h>
 
 /* Ranges per list; one more slot holds a split until the cap is applied. */
@@ -119,14 +120,6 @@ enum rn_mark {
 	RN_MARK_UNKNOWN,	/* first hole unclassified: bit clear */
 };
 
-/* The EPDN option, decoded (include/satnet/epdn_wire.h). */
-struct rn_epdn {
-	u8 ttl;
-	u8 flags;
-	u32 min;		/* first dropped byte */
-	u32 max;		/* last dropped byte, inclusive */
-};
-
 /* What the TCP options of an outgoing segment say. */
 struct rn_tcpopts {
 	int wscale;		/* window scale option, or -1 */
@@ -167,10 +160,12 @@ bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq);
 bool rn_recv_done(const struct rn_recv *st);
 u32 rn_recv_overflows(const struct rn_recv *st);
 
-/* TCP options and the EPDN option; the headers: include/satnet/hdr.h. */
+/*
+ * TCP options and the EPDN option; the headers: include/satnet/hdr.h, the
+ * option's codec: include/satnet/epdn_opt.h.
+ */
 void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack,
 		      struct rn_tcpopts *o);
-int rn_epdn_decode(const u8 *buf, u32 len, struct rn_epdn *o);
 enum rn_ev_status rn_epdn_evidence(const u8 *hdr, const struct sat_ip *ip,
 				   bool require_host,
 				   struct rn_evidence *ev);

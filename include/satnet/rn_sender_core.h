@@ -46,10 +46,6 @@
  */
 #define RN_BOGUS_MAX		3
 
-/* TCP options the ACK parser reads. */
-#define RN_OPT_SACK		5
-#define RN_SACK_MAX		4
-
 /* Does [s1, e1) share a byte with [s2, e2)? */
 static inline bool rn_overlap(u32 s1, u32 e1, u32 s2, u32 e2)
 {

@@ -22,6 +22,12 @@ typedef __u64 u64;
 typedef __s32 s32;
 typedef __s64 s64;
 
+/* include/linux/math64.h's, which a 64-bit kernel defines so too. */
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
 static inline u64 div64_u64(u64 dividend, u64 divisor)
 {
 	return dividend / divisor;

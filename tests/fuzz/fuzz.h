@@ -163,4 +163,47 @@ fuzz_fail(const char *file, int line, const char *what)
 		fuzz_fail(__FILE__, __LINE__, #cond);			\
 } while (0)
 
+/*
+ * A TCP option list as a reference, from RFC 9293: the kind of the
+ * option at @at of a list of @len bytes, and its size in @size (1 for
+ * NOP); -1 at EOL or the end, -2 when the option is malformed (its length
+ * byte missing, below 2 or past the list).  Positions in 64 bits:
+ * nothing can wrap.
+ */
+static inline int fuzz_ref_opt(const u8 *o, u32 len, u64 at, u64 *size)
+{
+	*size = 0;
+	if (at >= len || o[at] == 0)
+		return -1;
+	if (o[at] == 1) {
+		*size = 1;
+		return 1;
+	}
+	if (at + 1 >= len || o[at + 1] < 2 || at + o[at + 1] > len)
+		return -2;
+	*size = o[at + 1];
+	return o[at];
+}
+
+/*
+ * A SACK option (RFC 2018) of @size bytes at @o as a reference: kind,
+ * length, then 1 to 4 blocks of a left and a right edge, each 4 bytes
+ * big endian.  Their number, or -1 for any other length.
+ */
+static inline int fuzz_ref_sack(const u8 *o, u64 size, u32 *left, u32 *right)
+{
+	int n = 0;
+	u64 at;
+
+	if (size < 10 || size > 34 || (size - 2) % 8)
+		return -1;
+	for (at = 2; at < size; at += 8, n++) {
+		left[n] = (u32)o[at] << 24 | (u32)o[at + 1] << 16 |
+			  (u32)o[at + 2] << 8 | o[at + 3];
+		right[n] = (u32)o[at + 4] << 24 | (u32)o[at + 5] << 16 |
+			   (u32)o[at + 6] << 8 | o[at + 7];
+	}
+	return n;
+}
+
 #endif /* SATNET_FUZZ_H */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fuzz target: the IPv4 option walker and the header parsers the cores
- * share (include/satnet/hdr.h), the EPDN option codec of
- * sch_epdn/epdn_core.c, then what the qdisc does with what they return.
+ * share (include/satnet/hdr.h), the EPDN option codec sch_epdn and tcp_rn
+ * share (include/satnet/epdn_opt.h), then what the qdisc does with what
+ * they return.
  *
  *   u8 caplen, u32 avail, u8 flags, then caplen bytes: an IPv4 header as
  *	copied by the qdisc (at most 60); parsed with sat_parse_ipv4(), its
@@ -13,15 +14,17 @@
  *   u8 ttl, u8 stamp flags, u16 mtu: the stamp of a record (the segment's
  *	range) into this packet, as sch_epdn does, and the header re-parsed.
  *	The flags are what sch_epdn passes (HOST, V2), never EMPTY.
+ *   then 10 bytes: an option (ttl, flags, min, max) any struct may hold,
+ *	encoded and decoded.
  *
  * The option walker runs on the header's option bytes against a reference
  * walker written here from RFC 791, and its answer is checked for what it
- * promises; the epdn and rn decoders of the option must agree.  Every
- * parser reads an exact-size copy.
+ * promises.  The decoder accepts exactly the options of epdn_wire.h,
+ * returns what their bytes say and reads no byte past the option; it and
+ * the encoder invert each other.  Every parser reads an exact-size copy.
  */
 #include "tests/fuzz/fuzz.h"
 #include "sch_epdn/epdn_core.c"
-#include "tcp_rn/rn_recv_core.c"
 #include "tests/unit/epdn_check.h"
 
 #define F_GSO		0x01
@@ -52,6 +55,44 @@ static int ref_ipopt_find(const u8 *o, u32 len)
 	return SAT_ENOENT;
 }
 
+static bool opt_eq(const struct epdn_opt *a, const struct epdn_opt *b)
+{
+	return a->ttl == b->ttl && a->flags == b->flags && a->min == b->min &&
+	       a->max == b->max;
+}
+
+/*
+ * The decoder on @len bytes at @b, read from an exact-size copy: it
+ * accepts exactly an option of EPDN's type, length and version wholly in
+ * @len, returns the fields its bytes hold, writes nothing when it refuses,
+ * and reads nothing past the option (a copy cut to EPDN_OPT_LEN decodes
+ * the same).
+ */
+static void check_decode(const u8 *b, u32 len)
+{
+	const struct epdn_opt poison = { 0xa5, 0xa5, 0xa5a5a5a5, 0xa5a5a5a5 };
+	bool ok = len >= EPDN_OPT_LEN && b[0] == 0x9e && b[1] == 12 &&
+		  b[3] >> 4 == 1;
+	u32 cut = len < EPDN_OPT_LEN ? len : EPDN_OPT_LEN;
+	struct epdn_opt o = poison, c = poison;
+	u8 *buf = fuzz_dup(b, len), *head = fuzz_dup(b, cut);
+	int ret = epdn_opt_decode(buf, len, &o);
+
+	FUZZ_CHECK(ret == (ok ? SAT_OK : SAT_EBADMSG));
+	FUZZ_CHECK(epdn_opt_decode(head, cut, &c) == ret && opt_eq(&c, &o));
+	if (!ok) {
+		FUZZ_CHECK(opt_eq(&o, &poison));
+	} else {
+		FUZZ_CHECK(o.ttl == b[2] && o.flags == (b[3] & 0x0f));
+		FUZZ_CHECK(o.min == ((u32)b[4] << 24 | (u32)b[5] << 16 |
+				     (u32)b[6] << 8 | b[7]));
+		FUZZ_CHECK(o.max == ((u32)b[8] << 24 | (u32)b[9] << 16 |
+				     (u32)b[10] << 8 | b[11]));
+	}
+	fuzz_free(head, cut);
+	fuzz_free(buf, len);
+}
+
 /*
  * The walker agrees with the reference; an option it finds is an EPDN
  * option of the right length wholly inside the list, and bytes after it
@@ -61,8 +102,6 @@ static void check_walker(const u8 *opts, u32 len)
 {
 	u8 *buf = fuzz_dup(opts, len);
 	int e = sat_ipopt_find(buf, len);
-	struct epdn_opt eo;
-	struct rn_epdn ro;
 
 	FUZZ_CHECK(e == SAT_ENOENT || e == SAT_EBADMSG || e >= 0);
 	FUZZ_CHECK(e == ref_ipopt_find(buf, len));
@@ -71,9 +110,7 @@ static void check_walker(const u8 *opts, u32 len)
 		FUZZ_CHECK(buf[e] == EPDN_OPT_TYPE &&
 			   buf[e + 1] == EPDN_OPT_LEN);
 		FUZZ_CHECK(sat_ipopt_find(buf, e + EPDN_OPT_LEN) == e);
-		/* The two decoders of the option agree. */
-		FUZZ_CHECK(epdn_opt_decode(buf + e, len - e, &eo) ==
-			   rn_epdn_decode(buf + e, len - e, &ro));
+		check_decode(buf + e, len - e);
 	}
 	fuzz_free(buf, len);
 }
@@ -84,14 +121,35 @@ static void check_codec(const u8 *b, u32 len)
 	struct epdn_opt o, d;
 	u8 enc[EPDN_OPT_LEN];
 
+	check_decode(b, len);
 	if (epdn_opt_decode(b, len, &o) != SAT_OK)
 		return;
 	FUZZ_CHECK(!(o.flags & ~EPDN_FLAGS_MASK));
 	epdn_opt_encode(enc, &o);
 	FUZZ_CHECK(!memcmp(enc, b, EPDN_OPT_LEN));
 	FUZZ_CHECK(epdn_opt_decode(enc, sizeof(enc), &d) == SAT_OK);
-	FUZZ_CHECK(d.ttl == o.ttl && d.flags == o.flags && d.min == o.min &&
-		   d.max == o.max);
+	FUZZ_CHECK(opt_eq(&d, &o));
+}
+
+/*
+ * Any struct encodes to an option the decoder takes back, flags outside
+ * EPDN_FLAGS_MASK dropped; the encoder writes exactly EPDN_OPT_LEN bytes.
+ */
+static void check_encode(struct fuzz_in *in)
+{
+	struct epdn_opt o = {
+		.ttl = fuzz_u8(in),
+		.flags = fuzz_u8(in),
+		.min = fuzz_u32(in),
+		.max = fuzz_u32(in),
+	}, d;
+	u8 enc[EPDN_OPT_LEN];
+
+	epdn_opt_encode(enc, &o);
+	check_decode(enc, sizeof(enc));
+	FUZZ_CHECK(epdn_opt_decode(enc, sizeof(enc), &d) == SAT_OK);
+	o.flags &= EPDN_FLAGS_MASK;
+	FUZZ_CHECK(opt_eq(&d, &o));
 }
 
 /*
@@ -298,6 +356,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		if (epdn_range_valid(&r))
 			stamp(&in, h, &ip, opt_off, gso, &r);
 	}
+	check_encode(&in);
 	fuzz_free(h, hlen);
 	fuzz_free(th, tcaplen);
 	return 0;

@@ -13,7 +13,9 @@
  *              rn_recv_data(), as the host hook does
  *     ACK      an ACK number and window: rn_recv_ack()
  *     ACKPKT   TCP options (raw, or SACK blocks and a window scale) through
- *              rn_parse_tcpopts(); a SYN restarts the flow as the hook does
+ *              rn_parse_tcpopts(), its SACK edge checked against a
+ *              reference walk (fuzz_ref_opt(), fuzz_ref_sack()); a SYN
+ *              restarts the flow as the hook does
  *     INIT     rn_recv_init() and rn_recv_set_high()
  *     FIN      rn_recv_fin()
  *     RSET     add, sub, add_except, prune, has or init on one of two
@@ -367,12 +369,43 @@ static u32 build_tcpopts(struct fuzz_in *in, u32 a, u8 *o)
 	return len;
 }
 
+/*
+ * The highest right edge above @a of the SACK options of @len option
+ * bytes, as a reference: the walk stops at EOL or a malformed option; a
+ * SACK option of any length but that of 1 to 4 blocks is ignored.
+ */
+static bool ref_sack_high(const u8 *o, u32 len, u32 a, u32 *high)
+{
+	u32 left[SAT_SACK_MAX], right[SAT_SACK_MAX];
+	int kind, n, i;
+	bool sack = false;
+	u64 at, size;
+
+	*high = a;
+	for (at = 0; (kind = fuzz_ref_opt(o, len, at, &size)) >= 0;
+	     at += size) {
+		if (kind != SAT_OPT_SACK)
+			continue;
+		n = fuzz_ref_sack(o + at, size, left, right);
+		for (i = 0; i < n; i++) {
+			if (sat_after(right[i], a) &&
+			    right[i] - a > *high - a) {
+				*high = right[i];
+				sack = true;
+			}
+		}
+	}
+	return sack;
+}
+
 /* An outgoing ACK, as rn_ack_decide() handles it. */
 static void op_ackpkt(struct fuzz_in *in, struct run *x)
 {
 	u8 mode = fuzz_u8(in), raw[40], *o;
 	u32 a = read_seq(in, x->st), win = fuzz_u16(in), len;
 	struct rn_tcpopts to;
+	u32 high;
+	bool sack;
 
 	if (mode & 1) {
 		len = fuzz_pick(in, 41);
@@ -383,6 +416,8 @@ static void op_ackpkt(struct fuzz_in *in, struct run *x)
 	o = fuzz_dup(raw, len);
 	rn_parse_tcpopts(o, len, a, &to);
 	fuzz_free(o, len);
+	sack = ref_sack_high(raw, len, a, &high);
+	FUZZ_CHECK(to.sack == sack && to.sack_high == high);
 	FUZZ_CHECK(to.wscale >= -1 && to.wscale <= RN_WSCALE_MAX);
 	FUZZ_CHECK(to.sack ? sat_after(to.sack_high, a) :
 		   to.sack_high == a);

@@ -25,6 +25,9 @@
  *
  * After every operation the sender, the latch and the RTT estimator keep
  * their invariants, and each verdict is the one the rules of §IV-B give.
+ * What an ACK's options say is checked against a reference walk of them
+ * (fuzz_ref_opt(), fuzz_ref_sack()), and every SACK option's blocks as
+ * sat_sack_blocks() reads them.
  */
 #include "tests/fuzz/fuzz.h"
 #include "tcp_rn/rn_sender_core.c"
@@ -59,12 +62,12 @@ static u32 build_opts(struct fuzz_in *in, u32 ack, u8 *o)
 		len += 8;
 	}
 	for (k = 0; k < 1u + !!(mode & 2); k++) {
-		n = 1 + fuzz_pick(in, RN_SACK_MAX);
+		n = 1 + fuzz_pick(in, SAT_SACK_MAX);
 		if (len + 4 + 8 * n > 40)
 			break;
 		o[len++] = SAT_OPT_NOP;
 		o[len++] = SAT_OPT_NOP;
-		o[len++] = RN_OPT_SACK;
+		o[len++] = SAT_OPT_SACK;
 		o[len++] = (u8)(2 + 8 * n);
 		for (i = 0; i < n; i++) {
 			u32 s = fuzz_near(in, ack);
@@ -77,10 +80,69 @@ static u32 build_opts(struct fuzz_in *in, u32 ack, u8 *o)
 	return len;
 }
 
+/*
+ * sat_sack_blocks() on an exact-size copy of the option at @o: the
+ * blocks the reference reads, or SAT_EBADMSG when it reads none.
+ */
+static void check_sack_blocks(const u8 *o, u64 size)
+{
+	u32 left[SAT_SACK_MAX], right[SAT_SACK_MAX];
+	int n = fuzz_ref_sack(o, size, left, right), i;
+	struct sat_sack blk[SAT_SACK_MAX];
+	u8 *opt = fuzz_dup(o, (u32)size);
+
+	FUZZ_CHECK(sat_sack_blocks(opt, (u32)size, blk) ==
+		   (n < 0 ? SAT_EBADMSG : n));
+	for (i = 0; i < n; i++)
+		FUZZ_CHECK(blk[i].start == left[i] && blk[i].end == right[i]);
+	fuzz_free(opt, (u32)size);
+}
+
+/*
+ * What the SACK options of @len option bytes tell the sender, by the
+ * rules of rn_parse_opts(): the flags HOLE, DSACK and BADOPT, and the
+ * D-SACK block in @w.
+ */
+static u32 ref_sack_flags(const u8 *o, u32 len, u32 ack, struct rn_wire *w)
+{
+	u32 left[SAT_SACK_MAX], right[SAT_SACK_MAX], flags = 0;
+	int kind, n, i;
+	u64 at, size;
+
+	for (at = 0; (kind = fuzz_ref_opt(o, len, at, &size)) != -1;
+	     at += size) {
+		if (kind == -2)
+			return flags | RN_W_BADOPT;
+		if (kind != SAT_OPT_SACK)
+			continue;
+		check_sack_blocks(o + at, size);
+		n = fuzz_ref_sack(o + at, size, left, right);
+		if (n < 0 || (flags & (RN_W_HOLE | RN_W_DSACK)))
+			return flags | RN_W_BADOPT;
+		for (i = 0; i < n; i++) {
+			if (!sat_before(left[i], right[i]))
+				continue;
+			if (i == 0 && (sat_before(left[0], ack) ||
+				       (n > 1 && !sat_before(left[0], left[1]) &&
+					!sat_after(right[0], right[1])))) {
+				flags |= RN_W_DSACK;
+				w->dsack_start = left[0];
+				w->dsack_end = right[0];
+			} else if (sat_after(right[i], ack)) {
+				flags |= RN_W_HOLE;
+			}
+		}
+	}
+	return flags;
+}
+
 /* rn_parse_ack() reads what the header says, and nothing it may not. */
 static void check_wire(const u8 *th, u32 len, enum rn_parse_result res,
 		       const struct rn_wire *w)
 {
+	struct rn_wire ref = { 0 };
+	u32 flags;
+
 	u32 hlen = len >= SAT_TCP_HDR_MIN ? (th[12] >> 4) * 4u : 0;
 
 	if (len < SAT_TCP_HDR_MIN || hlen < SAT_TCP_HDR_MIN || hlen > len) {
@@ -100,6 +162,12 @@ static void check_wire(const u8 *th, u32 len, enum rn_parse_result res,
 				  RN_W_ECE | RN_W_BADOPT)));
 	FUZZ_CHECK(!(w->flags & RN_W_DSACK) ||
 		   sat_before(w->dsack_start, w->dsack_end));
+	flags = ref_sack_flags(th + SAT_TCP_HDR_MIN, hlen - SAT_TCP_HDR_MIN,
+			       w->ack, &ref);
+	FUZZ_CHECK((w->flags & (RN_W_HOLE | RN_W_DSACK | RN_W_BADOPT)) ==
+		   flags);
+	FUZZ_CHECK(w->dsack_start == ref.dsack_start &&
+		   w->dsack_end == ref.dsack_end);
 }
 
 /* One ACK through the hook: parse, then count into the latch. */

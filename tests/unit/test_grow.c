@@ -10,8 +10,6 @@
 #include "tests/unit/unit.h"
 #include <satnet/grow.h>
 
-#define SAT_NO_BOUND	0xffffffffU
-
 /* Unbounded: Reno's, or Hybla's as it was without the bound. */
 static u32 grow(u32 *cnt, u32 cwnd, u32 ssthresh, u32 acked, u32 rho8)
 {

@@ -2,8 +2,9 @@
 /*
  * Unit tests of the header code the cores share (include/satnet/hdr.h,
  * include/satnet/seq.h): big-endian reads, sequence order, the option
- * list step, the IPv4 option walk and the IPv4 and TCP header checks, with
- * the cases that the epdn and rn tests had for their own copies of them.
+ * list step, the IPv4 option walk, the IPv4 and TCP header checks and the
+ * SACK option's blocks, with the cases that the epdn and rn tests had for
+ * their own copies of them.
  */
 #include <arpa/inet.h>
 
@@ -249,6 +250,28 @@ static void test_parse_tcp(void)
 	CHECK_EQ(t.hdr_len, 20);
 }
 
+/* The SACK option of the rn sender and receiver: 1 to 4 whole blocks. */
+static void test_sack_blocks(void)
+{
+	struct sat_sack b[SAT_SACK_MAX];
+	u8 o[40] = { SAT_OPT_SACK, 34 };
+	u32 i;
+
+	for (i = 0; i < 8; i++)
+		put32(o + 2 + 4 * i, 0x80000000u + i);
+	CHECK_EQ(sat_sack_blocks(o, 34, b), 4);
+	CHECK_EQ(b[0].start, 0x80000000u);
+	CHECK_EQ(b[0].end, 0x80000001u);
+	CHECK_EQ(b[3].start, 0x80000006u);
+	CHECK_EQ(b[3].end, 0x80000007u);
+	CHECK_EQ(sat_sack_blocks(o, 10, b), 1);
+	CHECK_EQ(sat_sack_blocks(o, 42, b), SAT_EBADMSG);	/* 5 blocks */
+	CHECK_EQ(sat_sack_blocks(o, 2, b), SAT_EBADMSG);	/* none */
+	CHECK_EQ(sat_sack_blocks(o, 14, b), SAT_EBADMSG);	/* half a block */
+	CHECK_EQ(sat_sack_blocks(o, 9, b), SAT_EBADMSG);
+	CHECK_EQ(sat_sack_blocks(o, 0, b), SAT_EBADMSG);
+}
+
 int main(void)
 {
 	RUN(test_be);
@@ -257,5 +280,6 @@ int main(void)
 	RUN(test_ipopt_find);
 	RUN(test_parse_ipv4);
 	RUN(test_parse_tcp);
+	RUN(test_sack_blocks);
 	return unit_report("test_hdr");
 }

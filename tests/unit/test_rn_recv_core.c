@@ -1028,22 +1028,38 @@ static void test_parse_tcpopts(void)
 	th[0] = 3;					/* kind, no length */
 	rn_parse_tcpopts(th, 1, 2000, &o);
 	CHECK_EQ(o.wscale, -1);
+	/*
+	 * A SACK option of one block and half of another is ignored, as
+	 * tcp_parse_options() does; the window scale after it still counts.
+	 */
+	th[0] = 1;
+	th[3] = 14;
+	th[16] = 1;
+	th[17] = 1;
+	th[18] = 3;
+	th[19] = 3;
+	th[20] = 9;
+	th[21] = 0;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(!o.sack);
+	CHECK_EQ(o.sack_high, 2000);
+	CHECK_EQ(o.wscale, 9);
 }
 
 static void test_origin(void)
 {
 	u8 buf[EPDN_OPT_LEN];
-	struct rn_epdn o;
+	struct epdn_opt o;
 
 	rn_epdn_encode_empty(buf, 64);
-	CHECK_EQ(rn_epdn_decode(buf, sizeof(buf), &o), SAT_OK);
+	CHECK_EQ(epdn_opt_decode(buf, sizeof(buf), &o), SAT_OK);
 	CHECK_EQ(buf[0], 0x9e);
 	CHECK_EQ(buf[1], 12);
 	CHECK_EQ(o.ttl, 64);
 	CHECK_EQ(o.flags, EPDN_F_EMPTY | EPDN_F_HOST);
 	CHECK_EQ(o.min, 0);
 	CHECK_EQ(o.max, 0);
-	CHECK_EQ(rn_epdn_decode(buf, 11, &o), SAT_EBADMSG);
+	CHECK_EQ(epdn_opt_decode(buf, 11, &o), SAT_EBADMSG);
 	CHECK_EQ(rn_origin_decide(20, 1488, 1500), RN_ORIGIN_STAMP);
 	CHECK_EQ(rn_origin_decide(20, 1489, 1500), RN_ORIGIN_SKIP_MTU);
 	CHECK_EQ(rn_origin_decide(24, 100, 1500), RN_ORIGIN_SKIP_OPTS);

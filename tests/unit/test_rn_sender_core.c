@@ -91,7 +91,7 @@ static u32 mksack(u8 *o, const u32 *blk, u32 n)
 
 	o[0] = SAT_OPT_NOP;
 	o[1] = SAT_OPT_NOP;
-	o[2] = RN_OPT_SACK;
+	o[2] = SAT_OPT_SACK;
 	o[3] = 2 + 8 * n;
 	for (i = 0; i < 2 * n; i++)
 		put32(o + 4 + 4 * i, blk[i]);
@@ -231,7 +231,7 @@ static void test_parse_malformed_options(void)
 	CHECK_EQ(w.flags, RN_W_DN | RN_W_BADOPT);
 
 	/* option running past the header */
-	o[0] = RN_OPT_SACK;
+	o[0] = SAT_OPT_SACK;
 	o[1] = 34;
 	put32(o + 2, 2000);
 	put32(o + 6, 3000);
@@ -294,7 +294,7 @@ static void test_parse_fuzz(void)
 		}
 		if (i & 1) {
 			b[13] = SAT_TCP_ACK;
-			b[20] = RN_OPT_SACK;
+			b[20] = SAT_OPT_SACK;
 		}
 		len = (x >> 8) % (sizeof(b) + 1);
 		/* exactly len bytes, so a sanitizer sees any overread */
