@@ -17,13 +17,17 @@
 #include <net/net_namespace.h>
 #include <net/tcp.h>
 
+/* The kernel built against is a.b.c or newer. */
+#define SAT_KERNEL_AT_LEAST(a, b, c) \
+	(KERNEL_VERSION(a, b, c) <= LINUX_VERSION_CODE)
+
 /*
  * v6.6 ("sysctl: Add size to register_net_sysctl function") sizes the
  * table instead of reading to its empty sentinel; from v6.11 an entry
  * without a procname inside that size is refused.  The size passed
  * leaves the sentinel out, which 6.1 still needs at the end.
  */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+#if !SAT_KERNEL_AT_LEAST(6, 6, 0)
 #define register_net_sysctl_sz(net, path, table, size) \
 	register_net_sysctl(net, path, table)
 #endif
@@ -34,7 +38,7 @@
  * tcp_time_stamp_ts(), in TCP timestamp units, microseconds for sockets
  * that negotiate them.
  */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+#if !SAT_KERNEL_AT_LEAST(6, 7, 0)
 static inline u32 tcp_time_stamp_ms(const struct tcp_sock *tp)
 {
 	return tcp_time_stamp(tp);
@@ -48,7 +52,7 @@ static inline u32 tcp_time_stamp_ms(const struct tcp_sock *tp)
  * the arguments of the kernel built for, and uses only the two that both
  * pass: the socket @sk and the rate sample @rs.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#if SAT_KERNEL_AT_LEAST(6, 10, 0)
 #define SAT_CONG_CONTROL_ARGS \
 	struct sock *sk, u32 sat_ack, int sat_flag, const struct rate_sample *rs
 #else
@@ -62,11 +66,11 @@ static inline u32 tcp_time_stamp_ms(const struct tcp_sock *tp)
  * to 6.1.141 and 6.12.31 on; before, the queue cleaning follows the
  * event.  True on the kernels with the new order.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0) || \
-	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 31) && \
-	 LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)) || \
-	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 141) && \
-	 LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0))
+#if SAT_KERNEL_AT_LEAST(6, 14, 0) || \
+	(SAT_KERNEL_AT_LEAST(6, 12, 31) && \
+	 !SAT_KERNEL_AT_LEAST(6, 13, 0)) || \
+	(SAT_KERNEL_AT_LEAST(6, 1, 141) && \
+	 !SAT_KERNEL_AT_LEAST(6, 2, 0))
 #define SAT_IN_ACK_EVENT_AFTER_CLEAN	true
 #else
 #define SAT_IN_ACK_EVENT_AFTER_CLEAN	false
