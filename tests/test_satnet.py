@@ -1722,25 +1722,6 @@ def test_head_to_head_page_counts_runaway_windows(tmp_path):
     assert "| %.2f |" % (reno / holds) in rows["reno"], rows
 
 
-def test_ss_poller_hands_each_sample_with_its_mark():
-    """satnet.sspoll: the text after each "@MARK" line is one sample;
-    what comes before the first mark has none."""
-    from satnet.sspoll import SsPoller
-
-    got = []
-
-    class Poller(SsPoller):
-        def take(self, mark, text):
-            got.append((mark, text))
-
-    p = Poller(subprocess.Popen(["printf", "pre\\n@1\\na\\nb\\n@2\\n"],
-                                text=True, stdout=subprocess.PIPE))
-    p.start()
-    p.join(10)
-    p.finish()
-    assert got == [(None, "pre\n"), ("1", "a\nb\n"), ("2", "")]
-
-
 def test_flows_do_not_start_behind_a_queue(tmp_path, monkeypatch):
     """The self-check's rate test fills the bottleneck; a point whose
     queue still holds packets when its flows are due fails (the runner

@@ -35,7 +35,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "tests"))
 
-from satnet import sspoll  # noqa: E402
+from satnet import castate  # noqa: E402
 from satnet.console import BAD  # noqa: E402
 from satnet.kmod import get_param, insmod, rmmod, set_param  # noqa: E402
 from satnet.paths import ko  # noqa: E402
@@ -57,13 +57,23 @@ def sh(cmd, check=True, timeout=60):
     return r
 
 
-def diag(text):
-    """ESACK's counters from `ss -ti` (docs/esack.md, Visibility)."""
-    m = DIAG.search(text)
-    if not m:
-        return None
-    st, a1, a2, b1 = map(int, m.groups())
+def counters(st, a1, a2, b1):
+    """ESACK's counters from the DCTCP slot (docs/esack.md, Visibility)."""
     return {"secwnd": st % 10, "B2": st // 10, "A1": a1, "A2": a2, "B1": b1}
+
+
+def diag(text):
+    """ESACK's counters from `ss -ti`'s text."""
+    m = DIAG.search(text)
+    return counters(*map(int, m.groups())) if m else None
+
+
+def diag_row(row):
+    """ESACK's counters from a sampler's row (castate.ss_row)."""
+    if "dctcp_ce_state" not in row:
+        return None
+    return counters(*(row["dctcp_" + k] for k in ("ce_state", "alpha",
+                                                   "ab_ecn", "ab_tot")))
 
 
 def refcnt():
@@ -275,32 +285,31 @@ def connect(addr, port):
 """
 
 
-class SsPoller(sspoll.SsPoller):
-    """`ss -tinH` of one flow every `period` s: the last ESACK counters
-    and the data connection's line."""
+class DiagPoller(castate.CaSampler):
+    """The data connection's row (castate.ss_row) every @period s from
+    the sampler's sock_diag dumps, and ESACK's counters in the last;
+    "esack-ss <port> <k>" goes to the trace @marker before the k-th."""
 
-    def __init__(self, ns, port, period=0.5, marker=None):
-        self.last, self.text, self.rows, self.last_k = None, "", [], None
-        # runs in the root namespaces (ss -N), where tracefs is mounted
-        mark = 'echo "esack-ss %d $k" > %s;' % (port, marker) \
-            if marker else ""
-        loop = "k=0; while :; do k=$((k+1)); echo @$k; %s " \
-            "ss -N %s -tinH dport = :%d; sleep %g; done" % (mark, ns, port,
-                                                           period)
-        super().__init__(subprocess.Popen(["sh", "-c", loop], text=True,
-                                          stdout=subprocess.PIPE))
+    def __init__(self, ns, dst, port, period=0.5, marker=None):
+        super().__init__(ns, dst, port, period=period, ss_period=period)
+        self.marker, self.k, self.port = marker, 0, port
+        self.last, self.last_k, self.row = None, None, {}
 
-    def take(self, mark, text):
-        k = None if mark is None else int(mark)
+    def sample(self, now, t0):
+        if now >= self.ss_due:
+            self.k += 1
+            if self.marker:
+                with open(self.marker, "w") as f:
+                    f.write("esack-ss %d %d\n" % (self.port, self.k))
+        n = len(self.ss_rows)
+        super().sample(now, t0)
         # the data connection is the one with bytes_acked beyond a few KB
-        for conn in re.split(r"\n(?=\S)", text):
-            m = re.search(r"bytes_acked:(\d+)", conn)
-            if m and int(m.group(1)) > 100000:
-                self.text = conn
-                self.rows.append(conn)
-                d = diag(conn)
+        for row in self.ss_rows[n:]:
+            if row.get("bytes_acked", 0) > 100000:
+                self.row = row
+                d = diag_row(row)
                 if d:
-                    self.last, self.last_k = d, k
+                    self.last, self.last_k = d, self.k
 
 
 def wait_listen(topo, ns, port, timeout=30):
@@ -316,13 +325,14 @@ def wait_listen(topo, ns, port, timeout=30):
 
 def run_flow(topo, cc, port, duration, i=0, during=None, marker=None,
              period=0.5):
-    """One iperf3 flow; returns iperf3's JSON and the ss poller (which
+    """One iperf3 flow; returns iperf3's JSON and the DiagPoller (which
     writes "esack-ss <port> <k>" to the trace marker before its k-th
     sample)."""
     srv = topo.popen(topo.rcv[i], ["iperf3", "-s", "-1", "-p", str(port)],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listen(topo, topo.rcv[i], port)
-    poll = SsPoller(topo.snd[i], port, period=period, marker=marker)
+    poll = DiagPoller(topo.snd[i], topo.rcv_addr(i), port, period=period,
+                      marker=marker)
     poll.start()
     try:
         cli = topo.popen(topo.snd[i], ["iperf3", "-c", topo.rcv_addr(i),
@@ -403,7 +413,7 @@ def fig1(variants, duration, ber):
                 "cc": cc, "params": params, "probe": flow["probe"],
                 "bytes": flow["bytes"],
                 "state": flow["state"], "episodes": episodes(flow),
-                "diag": poll.last, "ss_last": poll.text,
+                "diag": poll.last, "ss_last": poll.row,
                 "diag_t": flows["marks"].get("esack-ss %d %s" %
                                              (ports[n], poll.last_k)),
                 "undos": undos[n],
@@ -743,8 +753,7 @@ def test_rto_gets_the_standard_timeout():
     def blackout(poll):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            m = re.search(r"\bcwnd:(\d+)", poll.text)
-            if m and int(m.group(1)) >= INIT_SSTHRESH + 2:
+            if poll.row.get("cwnd", 0) >= INIT_SSTHRESH + 2:
                 break
             time.sleep(0.1)
         topo.ex(topo.r2, netem + ["loss", "100%"])
@@ -846,7 +855,7 @@ def test_survives_loss_reordering_undo_and_switching():
     assert swout["switches"] >= 30 and swout["infos"] >= 10, swout
     assert swout["bad"] == 0, swout
     d = poll.last
-    assert d is not None, poll.text
+    assert d is not None, poll.row
     events = d["A1"] + d["A2"] + d["B1"] + d["B2"]
     assert events > 0, d
     # the kernel names it TCPSackRecovery
