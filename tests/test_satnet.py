@@ -1474,6 +1474,17 @@ def test_default_guests_follow_the_clock(monkeypatch):
     assert cli.guest_count(run_args("--guests", "3")) == 3
 
 
+def test_a_guests_limit_has_room_for_the_virtual_clocks_start():
+    """Twice the estimate and 15 minutes; on the virtual clock, whose
+    guest seconds race while the guest waits on a busy host, 30 more."""
+    from satnet import cli
+    pts = fx_points()
+    est = cli.estimate_s(pts, 3)
+    assert cli.guest_timeout(run_args(), pts) == int(est * 2 + 900)
+    assert cli.guest_timeout(run_args("--clock", "virtual"), pts) == \
+        int(est * 2 + 2700)
+
+
 def test_the_estimate_counts_the_guests(tmp_path):
     one = satnet("run", FX_SWEEP, "--full", "--dry-run", "--results",
                  str(tmp_path), "--guests", "1")
