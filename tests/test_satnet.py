@@ -1705,6 +1705,32 @@ def test_head_to_head_page_gives_tcp_r_reasons_per_run(tmp_path):
     assert "| reno | 0 |" not in text
 
 
+def test_head_to_head_names_both_retransmission_shares(tmp_path):
+    """Retransmitted segments over all segments sent, and over the new
+    ones, side by side and named: 1/11 of sent is 1/10 of new."""
+    exp, res = h2h_fixture(tmp_path)
+    paths = sorted(glob.glob(os.path.join(res, "h2h-fx", "full", "tcp-r",
+                                          "*.json")))
+    for p, r in zip(paths, (1 / 11, 1 / 21)):
+        rec = record.load(p)
+        rec.pop("_path")
+        rec["summary"]["variants"]["tcp-r"]["retrans_share"] = r
+        record.write(rec, p)
+    page = tmp_path / "head-to-head.md"
+    page.write_text("%s\n%s\n" % (report.h2h.BEGIN, report.h2h.END))
+    report.build(md=str(tmp_path / "results.md"), results=res,
+                 experiments=exp, command="pytest")
+    text = page.read_text()
+    assert "| retransmitted, of segments sent | retransmissions per new " \
+        "segment |" in text
+    sent = stats.Estimate([1 / 11, 1 / 21])
+    new = stats.Estimate([1 / 10, 1 / 20])
+    row = [x for x in text.splitlines() if x.startswith("| tcp-r | 2 |")][0]
+    assert "| %.1f ± %.1f %% | %.1f ± %.1f %% |" % (
+        100 * sent.mean, 100 * sent.half, 100 * new.mean, 100 * new.half) \
+        in row, row
+
+
 def test_head_to_head_page_counts_runaway_windows(tmp_path):
     """Each variant's largest cwnd over what the path holds (BDP at the
     base RTT plus the queue), and the runs whose window went over twice

@@ -78,8 +78,10 @@ def rows(res):
         if not e.n:
             continue
         ca = {k: c.mean for k, c in res.ca_shares(v, {}).items()}
-        out.append({"variant": v, "share": e,
-                    "retrans": res.estimate(v, {}, "retrans_share"),
+        rtx = res.estimate(v, {}, "retrans_share")
+        out.append({"variant": v, "share": e, "retrans": rtx,
+                    "retrans_new": stats.Estimate(
+                        [x / (1 - x) for x in rtx.values if x < 1]),
                     "timeouts": res.estimate(v, {}, "timeouts"),
                     "ca": ca if ca["open"] is not None else None})
     return out
@@ -115,8 +117,8 @@ def best(res, table, names):
 
 def summary_table(exps):
     lines = ["| path | limit (Mbit/s) | our best | share of limit | "
-             "retransmitted | Linux's best | share of limit | "
-             "retransmitted | ours / Linux's | ours ≥ Linux's (margin " +
+             "retransmitted, of sent | Linux's best | share of limit | "
+             "retransmitted, of sent | ours / Linux's | ours ≥ Linux's (margin " +
              "%g×) | not ranked (retransmitted > %g %%) |" % (
                  stats.EQUIV_MARGIN, 100 * RETRANS_MAX),
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -143,14 +145,15 @@ def summary_table(exps):
 
 def path_table(res):
     lines = ["### %s" % res.exp.name, "", res.exp.title + ".", "",
-             "| variant | n | goodput / limit | retransmitted | timeouts "
-             "per run | largest cwnd / (BDP + queue) | time in CA state |",
-             "|---|---|---|---|---|---|---|"]
+             "| variant | n | goodput / limit | retransmitted, of segments "
+             "sent | retransmissions per new segment | timeouts per run | "
+             "largest cwnd / (BDP + queue) | time in CA state |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows(res):
-        lines.append("| %s | %d | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
             r["variant"] + (" (not ranked)" if flagged(r) else ""),
-            r["share"].n, _pct(r["share"]),
-            _pct(r["retrans"]), "%.1f" % r["timeouts"].mean,
+            r["share"].n, _pct(r["share"]), _pct(r["retrans"]),
+            _pct(r["retrans_new"]), "%.1f" % r["timeouts"].mean,
             _peaks(cwnd_peaks(res, r["variant"])),
             fmt_shares(r["ca"]) if r["ca"] else "–"))
     return lines + [""]
@@ -242,8 +245,12 @@ def block(exps, figdir, mddir, header):
         "", "![head-to-head](%s/head-to-head.png)" % rel, "",
         "Goodput as a share of each path's physical limit (the bottleneck "
         "rate less framing and the data path's non-congestion loss), mean "
-        "± 95 % CI over the runs; retransmitted: segments retransmitted / "
-        "segments sent. " + (
+        "± 95 % CI over the runs; retransmitted, of segments sent: "
+        "segments retransmitted / all segments sent (new and again); "
+        "retransmissions per new segment: segments retransmitted / new "
+        "segments sent, the cost in extra sends of each segment of data "
+        "(above the first share when it is large: 50 % of sent is 100 % "
+        "of new). " + (
             "The largest cwnd is the largest of any run, from the `ss` "
             "samples (one a second), over the packets the path holds (its "
             "BDP at the base RTT and the queue); runs over %g are counted "
