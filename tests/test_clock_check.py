@@ -37,6 +37,7 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
     out = str(tmp_path / "c")
     for args, msg in ((["--arms", "real,sundial"], "no arm sundial"),
                       (["--reps", "0"], "at least 1"),
+                      (["--duration", "0"], "at least 1"),
                       (["--families", "h2h-geo,s999"],
                        "not a family's experiment: s999")):
         r = run(*args, "--out", out)
@@ -86,11 +87,12 @@ def test_a_failed_family_does_not_stop_the_arm(tmp_path, monkeypatch):
     def fake_run(cmd, cwd=None):
         exp = cmd[cmd.index("run") + 1]
         ran.append(exp)
+        assert cmd[cmd.index("--duration") + 1] == "300"
         return Done(1 if exp == "h2h-geo" else 0)
 
     monkeypatch.setattr(tool.subprocess, "run", fake_run)
     args = type("A", (), {"out": str(tmp_path), "reps": 1, "width": 1,
-                          "load": 1})()
+                          "load": 1, "duration": 300})()
     walls, failed = {}, []
     tool.run_arm("virtual", args, tool.FAMILIES[:3], walls, failed)
     assert ran == [f[1] for f in tool.FAMILIES[:3]]
