@@ -84,7 +84,7 @@ def test_a_failed_family_does_not_stop_the_arm(tmp_path, monkeypatch):
         def __init__(self, rc):
             self.returncode = rc
 
-    def fake_run(cmd, cwd=None):
+    def fake_run(cmd, cwd=None, env=None):
         exp = cmd[cmd.index("run") + 1]
         ran.append(exp)
         assert cmd[cmd.index("--duration") + 1] == "300"
@@ -98,3 +98,11 @@ def test_a_failed_family_does_not_stop_the_arm(tmp_path, monkeypatch):
     assert ran == [f[1] for f in tool.FAMILIES[:3]]
     assert failed == ["virtual: h2h-geo"]
     assert set(walls["virtual"]) == set(ran)
+
+
+def test_the_satnet_it_starts_is_this_checkouts():
+    tool = load_tool()
+    env = dict(tool.ENV)
+    r = subprocess.run(tool.SATNET + ["run", "--help"], env=env, cwd="/",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--duration" in r.stdout, r.stderr
