@@ -1871,3 +1871,51 @@ def test_git_state_is_found_once_per_process(monkeypatch):
     first["dirty"] = False                  # a record's own copy
     assert record.git_state() == {"commit": "abc123", "dirty": True}
     assert len(calls) == 2
+
+
+def test_a_program_runs_from_its_copy_in_the_guest(tmp_path, monkeypatch):
+    """In the VM the host's root is a 9p share: the programs a point
+    starts run from copies in the guest's tmpfs, through a copy of the
+    loader that bears the program's name, and do what the original does."""
+    from satnet import host
+    argv = host.localize("ls", where=str(tmp_path))
+    assert argv[0] == str(tmp_path / "ls")
+    with open(argv[0], "rb") as f:
+        assert f.read(4) == b"\x7fELF"
+    libs = os.listdir(tmp_path / "lib")
+    assert "libc.so.6" in libs
+    copy = subprocess.run(argv + ["-d", "/"], capture_output=True,
+                          text=True, check=True)
+    assert copy.stdout == subprocess.run(["ls", "-d", "/"],
+                                         capture_output=True,
+                                         text=True).stdout
+    maps = subprocess.run(argv[:-1] + ["/bin/cat", "/proc/self/maps"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "/lib/x86_64-linux-gnu/libc" not in maps
+    assert str(tmp_path / "lib" / "libc.so.6") in maps
+    monkeypatch.setattr(host, "_local", {"ls": argv})
+    assert host.local_argv(["ls", "-l"]) == argv + ["-l"]
+    assert host.local_argv(["cat", "x"]) == ["cat", "x"]
+    monkeypatch.delenv("SATNET_IN_VM", raising=False)
+    monkeypatch.setattr(host, "_local", {})
+    host.prepare_programs()                 # outside the VM: nothing
+    assert host.local_argv(["tc", "-V"]) == ["tc", "-V"]
+
+
+def test_ldd_answers_are_read_and_a_missing_library_refused(monkeypatch):
+    from satnet import host
+    out = ("\tlinux-vdso.so.1 (0x00007ffd)\n"
+           "\tlibiperf.so.0 => /lib/x86_64-linux-gnu/libiperf.so.0 (0x7f1)\n"
+           "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x7f2)\n"
+           "\t/lib64/ld-linux-x86-64.so.2 (0x7f3)\n")
+
+    def fake(argv, **kw):
+        return subprocess.CompletedProcess(argv, 0, stdout=out, stderr="")
+    monkeypatch.setattr(host.subprocess, "run", fake)
+    libs, loader = host.ldd("/usr/bin/iperf3")
+    assert loader == "/lib64/ld-linux-x86-64.so.2"
+    assert libs == {"libiperf.so.0": "/lib/x86_64-linux-gnu/libiperf.so.0",
+                    "libc.so.6": "/lib/x86_64-linux-gnu/libc.so.6"}
+    out = "\tlibz.so.1 => not found\n\t/lib64/ld-linux-x86-64.so.2 (0x1)\n"
+    with pytest.raises(host.TopologyError, match="not found"):
+        host.ldd("/usr/sbin/tc")

@@ -18,7 +18,7 @@ import time
 from .castate import CA_PERIOD, CaSampler
 from .paths import hang_limit
 from .scenario import ACCESS_RATE_BPS
-from .host import netns, proc_net, run
+from .host import local_argv, netns, proc_net, run
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams and names the missing ones: burst-loss test.)
@@ -148,7 +148,7 @@ def spawn(ns, cmd, **kw):
     """A program started in namespace @ns directly, without `ip netns
     exec` (one program fewer)."""
     with netns(ns):
-        return subprocess.Popen(cmd, **kw)
+        return subprocess.Popen(local_argv(cmd), **kw)
 
 
 def rate_window(sc, packets=RATE_PACKETS, least=0.5, most=2.0):

@@ -28,7 +28,8 @@ import os
 import subprocess
 
 from .host import (TopologyError, ip_batch, modprobe, netns,
-                   prepare_tclib, remove_netns, run, sysctl_write, tc_env)
+                   prepare_programs, prepare_tclib, remove_netns, run,
+                   sysctl_write, tc_env)
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
 
 _counter = itertools.count()
@@ -138,6 +139,7 @@ class Topology:
         if self.sc.qdisc == "epdn":
             modprobe("sch_epdn")
         prepare_tclib()
+        prepare_programs()
         # One ip for all (in the VM each program started costs a few dozen
         # 9p requests); down() removes whatever part of them exists.
         self.created = self.all_ns()
