@@ -1896,6 +1896,9 @@ def test_a_program_runs_from_its_copy_in_the_guest(tmp_path, monkeypatch):
     monkeypatch.setattr(host, "_local", {"ls": argv})
     assert host.local_argv(["ls", "-l"]) == argv + ["-l"]
     assert host.local_argv(["cat", "x"]) == ["cat", "x"]
+    assert host.program_env(["ls"])["LC_ALL"] == "C"
+    assert host.program_env(["ls"])["TZ"] == "UTC0"
+    assert host.program_env(["cat"]).get("LC_ALL") == os.environ.get("LC_ALL")
     monkeypatch.delenv("SATNET_IN_VM", raising=False)
     monkeypatch.setattr(host, "_local", {})
     host.prepare_programs()                 # outside the VM: nothing

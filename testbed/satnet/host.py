@@ -36,7 +36,7 @@ def run(cmd, check=True, inp=None, timeout=120, ns=None):
     with netns(ns):
         r = subprocess.run(local_argv(cmd), input=inp, capture_output=True,
                            text=True, timeout=hang_limit(timeout),
-                           env=tc_env())
+                           env=program_env(cmd))
     if check and r.returncode:
         raise TopologyError("%s failed (%d): %s" %
                             (" ".join(cmd), r.returncode,
@@ -156,6 +156,17 @@ def local_argv(cmd):
     one (prepare_programs)."""
     start = _local.get(cmd[0]) if cmd else None
     return start + list(cmd[1:]) if start else cmd
+
+
+def program_env(cmd):
+    """The environment of a program the harness starts: tc_env(), and
+    for a guest copy the C locale and a time zone spelled out, whose
+    files would be read from the host (ping reads a dozen for the
+    locale, iperf3 /etc/localtime)."""
+    env = tc_env()
+    if cmd and cmd[0] in _local:
+        env.update(LC_ALL="C", TZ="UTC0")
+    return env
 
 
 def copy_files(src, dst):

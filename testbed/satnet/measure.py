@@ -18,7 +18,7 @@ import time
 from .castate import CA_PERIOD, CaSampler
 from .paths import hang_limit
 from .scenario import ACCESS_RATE_BPS
-from .host import local_argv, netns, proc_net, run
+from .host import local_argv, netns, proc_net, program_env, run
 
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams and names the missing ones: burst-loss test.)
@@ -147,6 +147,7 @@ def listening(ns, port, udp=False):
 def spawn(ns, cmd, **kw):
     """A program started in namespace @ns directly, without `ip netns
     exec` (one program fewer)."""
+    kw.setdefault("env", program_env(cmd))
     with netns(ns):
         return subprocess.Popen(local_argv(cmd), **kw)
 
