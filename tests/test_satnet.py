@@ -1135,6 +1135,10 @@ def test_compare_two_results_folders(tmp_path):
     assert len(rows) == 4, r.stdout
     assert all("(95 % CI" in x and x.rstrip().endswith("|") for x in rows)
     assert "pilot" in r.stdout          # n = 2 in A
+    r = satnet("compare", res, res)     # a folder is the same as itself
+    rows = [x for x in r.stdout.splitlines() if x.startswith("| fx-sweep")]
+    assert rows and all(x.rstrip().endswith("| same |") for x in rows), \
+        r.stdout
     r = satnet("compare", FIX_RESULTS, "/nonexistent-typo")
     assert r.returncode == 2 and "no results folder" in r.stderr
     r = satnet("compare", FIX_RESULTS, res, "--metric", "colour")

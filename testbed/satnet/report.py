@@ -538,6 +538,11 @@ SAME_WORDS = {"reproduced": "same", "contradicted": "differs",
               "pilot": "pilot (fewer than %d runs a side)" % stats.MIN_RUNS}
 
 
+def same_word(verdict):
+    """An equivalence verdict said of two measurements, not of a claim."""
+    return SAME_WORDS.get(verdict, verdict)
+
+
 def width_arms(res):
     """(width, alone runs, side-by-side runs, how) of each width check
     of an experiment.  A side-by-side run counts at its check's width
@@ -574,8 +579,7 @@ def width_check(results):
                     lines.append("| %s | %s %s | %s | %s | %s | %s | %s | "
                                  "%s |" % (name, v, point_key(pt), width,
                                            how, a.fmt(), b.fmt(), r.fmt(),
-                                           SAME_WORDS.get(j.verdict,
-                                                          j.verdict)))
+                                           same_word(j.verdict)))
     if not lines:
         return []
     m = stats.EQUIV_MARGIN
@@ -739,5 +743,5 @@ def compare(a_dir, b_dir, metric="goodput", warn=print):
         r = stats.Ratio(b, a)
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             *key, a.fmt(), b.fmt(), r.fmt(),
-            stats.judge_same(r, True, min(a.n, b.n)).verdict))
+            same_word(stats.judge_same(r, True, min(a.n, b.n)).verdict)))
     return lines
