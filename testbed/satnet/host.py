@@ -111,15 +111,6 @@ def ldd(path):
     return libs, loader
 
 
-def _copy(src, dst, mode):
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(dst) + ".",
-                               suffix=".tmp", dir=os.path.dirname(dst))
-    with open(src, "rb") as f, os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(f, out)
-    os.chmod(tmp, mode)
-    os.replace(tmp, dst)
-
-
 def localize(name, where=None):
     """Copy program @name, its libraries and its loader under @where
     (GUEST_BIN); the command line that starts the copy."""
@@ -132,11 +123,11 @@ def localize(name, where=None):
     os.makedirs(os.path.join(where, "libexec"), exist_ok=True)
     os.makedirs(libdir, exist_ok=True)
     for soname, f in libs.items():
-        _copy(f, os.path.join(libdir, soname), 0o755)
+        copy_file(f, os.path.join(libdir, soname), 0o755)
     prog = os.path.join(where, "libexec", name)
-    _copy(path, prog, 0o755)
+    copy_file(path, prog, 0o755)
     start = os.path.join(where, name)
-    _copy(loader, start, 0o755)
+    copy_file(loader, start, 0o755)
     return [start, "--library-path", libdir, "--argv0", name, prog]
 
 
@@ -169,19 +160,25 @@ def program_env(cmd):
     return env
 
 
+def copy_file(src, dst, mode=0o644):
+    """File @src (a symbolic link followed) to @dst, replaced whole:
+    another process may be reading the old one."""
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(dst) + ".",
+                               suffix=".tmp", dir=os.path.dirname(dst))
+    with open(src, "rb") as f, os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(f, out)
+    os.chmod(tmp, mode)
+    os.replace(tmp, dst)
+
+
 def copy_files(src, dst):
-    """The files of folder @src (symbolic links followed) into @dst, each
-    replaced whole: another process may be reading the old one."""
+    """The files of folder @src into @dst (copy_file)."""
     os.makedirs(dst, exist_ok=True)
     for name in os.listdir(src):
         path = os.path.join(src, name)
         if name.endswith(".tmp") or not os.path.isfile(path):
             continue
-        fd, tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=dst)
-        with open(path, "rb") as f, os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(f, out)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, os.path.join(dst, name))
+        copy_file(path, os.path.join(dst, name))
 
 
 # What insmod cannot resolve by itself (modprobe reads modules.dep).
