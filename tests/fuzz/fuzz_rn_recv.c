@@ -6,8 +6,7 @@
  *   and 2: the overflow policy of the two free-standing range sets), u32
  *   base of those sets; then operations, a byte and its arguments:
  *     DATA     a segment and its evidence (UNKNOWN or not), as structs:
- *              rn_recv_data(); nothing below unk_end is ever reordered,
- *              and the segment leaves both lists
+ *              rn_recv_data(); nothing below unk_end is ever reordered
  *     PACKET   an IPv4 header (options: none, an EPDN option built from
  *              the input, or raw bytes) and a TCP header, through
  *              sat_parse_ipv4(), sat_parse_tcp() and rn_epdn_evidence() into
@@ -97,29 +96,13 @@ static bool rset_within(const struct rn_rset *now, const struct rn_rset *was,
 	return true;
 }
 
-/* Reordered bytes that arrived lately (the ring) hold @seq. */
-static bool arrived_has(const struct rn_recv *st, u32 seq)
-{
-	u32 i;
-
-	for (i = 0; i < RN_ARRIVED_MAX; i++)
-		if (seq - st->arrived[i].start <
-		    st->arrived[i].end - st->arrived[i].start)
-			return true;
-	return false;
-}
-
-/*
- * §IV-A: the mark names the list that holds the ACK number; reordered
- * bytes that arrived lately still count as reordered.
- */
+/* §IV-A: the mark names the list that holds the ACK number. */
 static void check_mark(const struct rn_recv *st, u32 ack, enum rn_mark m)
 {
 	bool reo = rn_rset_has(&st->reorder, ack);
 	bool drop = rn_rset_has(&st->drop, ack);
 
 	FUZZ_CHECK(m == (reo ? RN_MARK_REORDER : drop ? RN_MARK_DROP :
-			 arrived_has(st, ack) ? RN_MARK_REORDER :
 			 !sat_before(ack, st->q_end) ? RN_MARK_INORDER :
 			 RN_MARK_UNKNOWN));
 }
@@ -183,8 +166,6 @@ static void data(struct run *x, const struct rn_range *seg,
 	FUZZ_CHECK(!rset_meets(&st->drop, &q));
 	p = rn_range_clip(&p, st->rcv_nxt, st->rcv_right);
 	FUZZ_CHECK(!rset_meets(&st->drop, &p));
-	/* P arrived: it left the reorder list too (the ring keeps it). */
-	FUZZ_CHECK(!rset_meets(&st->reorder, &p));
 	/* Q is the highest segment received. */
 	p = *seg;
 	if (sat_after(p.end, was.rcv_right))
