@@ -432,63 +432,16 @@ static void rn_recv_classify(struct rn_recv *st, const struct rn_range *p,
 }
 
 /*
- * P's bytes that the reorder list held came: they leave it, and the ring
- * of arrived ranges keeps them until the ACK passes them, so that an ACK
- * TCP built before it processed P (socket backlog, another CPU) still
- * names a reordered hole.  The list then holds only the holes still
- * open: with every gap kept until the in-order point passed it, a hole
- * waiting an RTT for its retransmission kept every gap above it, and a
- * path that delays every other packet filled the list.
- */
-static void rn_recv_arrived(struct rn_recv *st, const struct rn_range *p)
-{
-	u32 i;
-
-	for (i = 0; i < st->reorder.n; i++) {
-		const struct rn_range *g = &st->reorder.r[i];
-		struct rn_range in = rn_range_clip(p, g->start, g->end);
-
-		if (rn_range_empty(&in))
-			continue;
-		st->arrived[st->arrived_next] = in;
-		st->arrived_next = (st->arrived_next + 1) % RN_ARRIVED_MAX;
-	}
-	rn_rset_sub(&st->reorder, p);
-}
-
-static bool rn_recv_arrived_has(const struct rn_recv *st, u32 seq)
-{
-	u32 i;
-
-	for (i = 0; i < RN_ARRIVED_MAX; i++)
-		if (!sat_before(seq, st->arrived[i].start) &&
-		    sat_before(seq, st->arrived[i].end))
-			return true;
-	return false;
-}
-
-/* The ACK passed them: arrived ranges below @ack are history. */
-static void rn_recv_arrived_prune(struct rn_recv *st, u32 ack)
-{
-	u32 i;
-
-	for (i = 0; i < RN_ARRIVED_MAX; i++)
-		if (!sat_after(st->arrived[i].end, ack))
-			st->arrived[i] = rn_range_make(ack, ack);
-}
-
-/*
  * One data segment @seg = [seq, end_seq) with its evidence (§IV).  On a
  * proven path the gaps it reveals go to the reorder list and its dropped
  * range to the drop list; on an unproven path only Q moves, and no gap is
  * called reordered.
  *
- * §IV first deletes P:n from both lists.  Its bytes leave both here, but
- * those of the reorder list are kept among the arrived ranges until the
- * ACK passes them: the hook sees a segment before TCP does, and an ACK
- * that TCP built before it processed P (socket backlog, another CPU)
- * still names P's hole, which the seed's receiver would have called
- * reordered at that moment.
+ * §IV first deletes P:n from both lists.  Its bytes leave the drop list
+ * here, but stay in the reorder list until the ACK passes them: the hook
+ * sees a segment before TCP does, and an ACK that TCP built before it
+ * processed P (socket backlog, another CPU) still names P's hole, which
+ * the seed's receiver would have called reordered at that moment.
  */
 enum rn_data_result rn_recv_data(struct rn_recv *st,
 				 const struct rn_range *seg,
@@ -506,7 +459,6 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 	keep[0] = rn_range_clip(&p, st->rcv_nxt, st->rcv_right);
 	keep[1] = rn_range_make(st->q_start, st->q_end);
 	rn_recv_undrop(st, &keep[0], keep);
-	rn_recv_arrived(st, &keep[0]);
 	proven = st->flags & RN_RF_PROVEN;
 	if (proven)
 		rn_recv_classify(st, &p, &e, keep);
@@ -533,7 +485,6 @@ static void rn_recv_advance_ack(struct rn_recv *st, u32 ack)
 		st->rcv_right = ack;
 	rn_rset_prune(&st->drop, ack);
 	rn_rset_prune(&st->reorder, ack);
-	rn_recv_arrived_prune(st, ack);
 	if ((st->flags & RN_RF_UNKNOWN) && !sat_before(ack, st->unk_end))
 		st->flags &= ~RN_RF_UNKNOWN;
 	if (sat_after(ack, st->q_end)) {
@@ -554,8 +505,6 @@ static enum rn_mark rn_recv_mark(const struct rn_recv *st, u32 ack)
 		return RN_MARK_REORDER;
 	if (rn_rset_has(&st->drop, ack))
 		return RN_MARK_DROP;
-	if (rn_recv_arrived_has(st, ack))
-		return RN_MARK_REORDER;
 	if (!sat_before(ack, st->q_end))
 		return RN_MARK_INORDER;
 	return RN_MARK_UNKNOWN;

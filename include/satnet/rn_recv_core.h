@@ -33,8 +33,6 @@
 
 /* Ranges per list; one more slot holds a split until the cap is applied. */
 #define RN_RANGES_MAX		64
-/* Reordered holes filled lately, which an ACK may still name. */
-#define RN_ARRIVED_MAX		16
 #define RN_WINDOW_MAX		0x40000000U	/* 2^30, RFC 7323: 65535 << 14 */
 #define RN_WSCALE_MAX		14
 
@@ -79,11 +77,8 @@ struct rn_recv {
 	u32 unk_end;		/* no gap below it is ever called reordered */
 	u8 wscale;		/* our receive window scale */
 	u8 flags;		/* RN_RF_* */
-	u8 arrived_next;	/* the oldest slot of arrived[] */
 	struct rn_rset drop;	/* believed dropped (EPDN said so) */
 	struct rn_rset reorder;	/* believed reordered (gap, no drop) */
-	/* reordered bytes that came since, until the ACK passes them */
-	struct rn_range arrived[RN_ARRIVED_MAX];
 };
 
 /* What a data packet's IP header says about drops upstream. */
