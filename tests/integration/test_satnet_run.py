@@ -165,10 +165,10 @@ def test_a_point_asks_the_checkout_for_nothing(monkeypatch):
     end of the flows nothing is read from or written to the checkout (a
     9p share), and the harness's own process asks the host for nothing:
     the programs it starts (ping, iperf3, tc) run from copies in the
-    guest's tmpfs and ask it for one file each; the flow's ss series
-    comes from sock_diag, no `ss` is started.  A GEO point on an epdn bottleneck: tc reads our plugin and
-    netem tables.  The requests in the window, per program, are printed
-    (pytest -s)."""
+    guest's tmpfs and ask it for a file or two each; the flow's ss series
+    comes from sock_diag, no `ss` is started.  A GEO point on an epdn
+    bottleneck: tc reads our plugin and netem tables.  The requests in
+    the window, per program, are printed (pytest -s)."""
     from satnet import experiment as xp
     from satnet import measure, runner
     check, flows = measure.self_check, runner.measure_point
@@ -215,7 +215,7 @@ def test_a_point_asks_the_checkout_for_nothing(monkeypatch):
     print("9p requests in the window: %d %s" %
           (len(reqs), dict(collections.Counter(r[0] for r in reqs))))
     # The programs start from the guest's tmpfs (host.prepare_programs):
-    # the loader's look for /etc/ld.so.preload is all a start asks; 492
+    # a start asks for /etc/ld.so.preload, iperf3 for one file more; 492
     # when they started from the host's root.
     assert len(reqs) <= 20, reqs
     assert not [r for r in reqs if r[0] == "ss"]
