@@ -102,7 +102,6 @@ def test_a_failed_family_does_not_stop_the_arm(tmp_path, monkeypatch):
 
 def test_the_satnet_it_starts_is_this_checkouts():
     tool = load_tool()
-    env = dict(tool.ENV)
-    r = subprocess.run(tool.SATNET + ["run", "--help"], env=env, cwd="/",
+    r = subprocess.run(tool.SATNET + ["run", "--help"], env=tool.ENV, cwd="/",
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "--duration" in r.stdout, r.stderr
