@@ -664,6 +664,7 @@ static int rn_ack_decide(struct rn_net *rn, const struct rn_pkt *p)
 		return -1;
 	}
 	mark = rn_recv_ack(&f->st, t->ack, rn_ack_window(t, f->st.wscale));
+	rn_recv_sacked(&f->st, o.blocks, o.nblocks);
 	rn_flow_touch(rn, f);
 	if (rn_recv_done(&f->st))
 		rn_flow_free(rn, f, RN_ST_FLOWS_FIN);

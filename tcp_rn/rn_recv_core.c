@@ -438,10 +438,11 @@ static void rn_recv_classify(struct rn_recv *st, const struct rn_range *p,
  * called reordered.
  *
  * §IV first deletes P:n from both lists.  Its bytes leave the drop list
- * here, but stay in the reorder list until the ACK passes them: the hook
- * sees a segment before TCP does, and an ACK that TCP built before it
- * processed P (socket backlog, another CPU) still names P's hole, which
- * the seed's receiver would have called reordered at that moment.
+ * here, but stay in the reorder list until TCP's own ACK shows them
+ * (rn_recv_sacked()) or passes them: the hook sees a segment before TCP
+ * does, and TCP may yet discard it (PAWS, RFC 7323 §5) or build an ACK
+ * before it processes P (socket backlog, another CPU); either ACK still
+ * names P's hole, which the seed's receiver would call reordered.
  */
 enum rn_data_result rn_recv_data(struct rn_recv *st,
 				 const struct rn_range *seg,
@@ -534,6 +535,24 @@ enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd)
 }
 
 /*
+ * The SACK blocks of an ACK we send are bytes TCP holds: no hole there is
+ * left to classify, and its reorder range goes (a hole filled in part
+ * splits).  Without this, a gap filled while a segment below it waits an
+ * RTT for its retransmission would hold a range until the ACK passed it.
+ */
+void rn_recv_sacked(struct rn_recv *st, const struct rn_range *blocks,
+		    u32 n)
+{
+	struct rn_range r;
+	u32 i;
+
+	for (i = 0; i < n && i < SAT_SACK_MAX; i++) {
+		r = rn_range_clip(&blocks[i], st->rcv_nxt, st->rcv_right);
+		rn_rset_sub(&st->reorder, &r);
+	}
+}
+
+/*
  * RFC 5961 §3.2: a reset ends the flow only at exactly the in-order point,
  * the next byte we expect; a blind attacker must guess all 32 bits.
  */
@@ -557,11 +576,12 @@ u32 rn_recv_overflows(const struct rn_recv *st)
 /* ---- parsers ---- */
 
 /*
- * A SACK option (RFC 2018) of @olen bytes: remember the highest right
- * edge above the ACK.  One whose length is not that of 1 to 4 blocks is
- * ignored, as the stack's parser does.  Edges are compared as offsets
- * from the ACK: a chain of blocks, each after() the last, can run more
- * than 2^31 past it and wrap below it.
+ * A SACK option (RFC 2018) of @olen bytes: keep its blocks, the first
+ * SAT_SACK_MAX of a packet, and the highest right edge above the ACK.  One
+ * whose length is not that of 1 to 4 blocks is ignored, as the stack's
+ * parser does.  Edges are compared as offsets from the ACK: a chain of
+ * blocks, each after() the last, can run more than 2^31 past it and wrap
+ * below it.
  */
 static void rn_parse_sack(const u8 *opt, u32 olen, u32 ack,
 			  struct rn_tcpopts *o)
@@ -572,6 +592,9 @@ static void rn_parse_sack(const u8 *opt, u32 olen, u32 ack,
 	for (i = 0; i < n; i++) {
 		u32 right = b[i].end;
 
+		if (o->nblocks < SAT_SACK_MAX)
+			o->blocks[o->nblocks++] = rn_range_make(b[i].start,
+								right);
 		if (sat_after(right, ack) &&
 		    right - ack > o->sack_high - ack) {
 			o->sack_high = right;
@@ -589,6 +612,7 @@ void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 	o->wscale = -1;
 	o->sack = false;
 	o->sack_high = ack;
+	o->nblocks = 0;
 	for (i = 0; i < len; i += olen) {
 		olen = sat_opt_len(opts, len, i);
 		if (olen <= 0)

@@ -125,6 +125,8 @@ struct rn_tcpopts {
 	int wscale;		/* window scale option, or -1 */
 	bool sack;		/* a SACK block above the ACK */
 	u32 sack_high;		/* highest right edge of those blocks */
+	u32 nblocks;		/* SACK blocks, as sent: */
+	struct rn_range blocks[SAT_SACK_MAX];
 };
 
 /* Why the origin hook leaves a data packet alone. */
@@ -156,6 +158,8 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 				 const struct rn_evidence *ev);
 void rn_recv_fin(struct rn_recv *st, u32 fin_end);
 enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd);
+void rn_recv_sacked(struct rn_recv *st, const struct rn_range *blocks,
+		    u32 n);
 bool rn_recv_rst_ok(const struct rn_recv *st, u32 seq);
 bool rn_recv_done(const struct rn_recv *st);
 u32 rn_recv_overflows(const struct rn_recv *st);

@@ -13,9 +13,10 @@
  *              rn_recv_data(), as the host hook does
  *     ACK      an ACK number and window: rn_recv_ack()
  *     ACKPKT   TCP options (raw, or SACK blocks and a window scale) through
- *              rn_parse_tcpopts(), its SACK edge checked against a
- *              reference walk (fuzz_ref_opt(), fuzz_ref_sack()); a SYN
- *              restarts the flow as the hook does
+ *              rn_parse_tcpopts(), its SACK blocks and edge checked against
+ *              a reference walk (fuzz_ref_opt(), fuzz_ref_sack()), then
+ *              rn_recv_ack() and rn_recv_sacked(); a SYN restarts the flow
+ *              as the hook does
  *     INIT     rn_recv_init() and rn_recv_set_high()
  *     FIN      rn_recv_fin()
  *     RSET     add, sub, add_except, prune, has or init on one of two
@@ -370,15 +371,16 @@ static u32 build_tcpopts(struct fuzz_in *in, u32 a, u8 *o)
 }
 
 /*
- * The highest right edge above @a of the SACK options of @len option
- * bytes, as a reference: the walk stops at EOL or a malformed option; a
+ * The SACK options of @len option bytes, as a reference: the first
+ * SAT_SACK_MAX blocks into @blk (their count returned) and the highest
+ * right edge above @a; the walk stops at EOL or a malformed option, and a
  * SACK option of any length but that of 1 to 4 blocks is ignored.
  */
-static bool ref_sack_high(const u8 *o, u32 len, u32 a, u32 *high)
+static u32 ref_sack(const u8 *o, u32 len, u32 a, u32 *high,
+		    struct rn_range *blk)
 {
-	u32 left[SAT_SACK_MAX], right[SAT_SACK_MAX];
+	u32 left[SAT_SACK_MAX], right[SAT_SACK_MAX], nblk = 0;
 	int kind, n, i;
-	bool sack = false;
 	u64 at, size;
 
 	*high = a;
@@ -388,14 +390,33 @@ static bool ref_sack_high(const u8 *o, u32 len, u32 a, u32 *high)
 			continue;
 		n = fuzz_ref_sack(o + at, size, left, right);
 		for (i = 0; i < n; i++) {
+			if (nblk < SAT_SACK_MAX)
+				blk[nblk++] = rn_range_make(left[i], right[i]);
 			if (sat_after(right[i], a) &&
-			    right[i] - a > *high - a) {
+			    right[i] - a > *high - a)
 				*high = right[i];
-				sack = true;
-			}
 		}
 	}
-	return sack;
+	return nblk;
+}
+
+/*
+ * Our ACK's SACK blocks: no byte of them is left in the reorder list, the
+ * list only shrinks, and the drop list does not move.
+ */
+static void sacked(struct run *x, const struct rn_range *blk, u32 n)
+{
+	struct rn_recv *st = x->st, was = *st;
+	struct rn_range r;
+	u32 i;
+
+	rn_recv_sacked(st, blk, n);
+	FUZZ_CHECK(rset_within(&st->reorder, &was.reorder, st->rcv_nxt));
+	FUZZ_CHECK(!memcmp(&st->drop, &was.drop, sizeof(was.drop)));
+	for (i = 0; i < n; i++) {
+		r = rn_range_clip(&blk[i], st->rcv_nxt, st->rcv_right);
+		FUZZ_CHECK(!rset_meets(&st->reorder, &r));
+	}
 }
 
 /* An outgoing ACK, as rn_ack_decide() handles it. */
@@ -403,9 +424,9 @@ static void op_ackpkt(struct fuzz_in *in, struct run *x)
 {
 	u8 mode = fuzz_u8(in), raw[40], *o;
 	u32 a = read_seq(in, x->st), win = fuzz_u16(in), len;
+	struct rn_range blk[SAT_SACK_MAX];
 	struct rn_tcpopts to;
-	u32 high;
-	bool sack;
+	u32 high, nblk;
 
 	if (mode & 1) {
 		len = fuzz_pick(in, 41);
@@ -416,8 +437,10 @@ static void op_ackpkt(struct fuzz_in *in, struct run *x)
 	o = fuzz_dup(raw, len);
 	rn_parse_tcpopts(o, len, a, &to);
 	fuzz_free(o, len);
-	sack = ref_sack_high(raw, len, a, &high);
-	FUZZ_CHECK(to.sack == sack && to.sack_high == high);
+	nblk = ref_sack(raw, len, a, &high, blk);
+	FUZZ_CHECK(to.sack == (high != a) && to.sack_high == high);
+	FUZZ_CHECK(to.nblocks == nblk &&
+		   !memcmp(to.blocks, blk, nblk * sizeof(blk[0])));
 	FUZZ_CHECK(to.wscale >= -1 && to.wscale <= RN_WSCALE_MAX);
 	FUZZ_CHECK(to.sack ? sat_after(to.sack_high, a) :
 		   to.sack_high == a);
@@ -428,6 +451,7 @@ static void op_ackpkt(struct fuzz_in *in, struct run *x)
 		return;
 	}
 	ack(x, a, win << x->st->wscale);
+	sacked(x, to.blocks, to.nblocks);
 }
 
 static void op_init(struct fuzz_in *in, struct run *x)

@@ -391,6 +391,141 @@ static void test_mark_after_gap_filled(void)
 	CHECK_EQ(rn_recv_ack(&st, seq_of(11), 64 * MSS), RN_MARK_DROP);
 }
 
+/*
+ * TCP's view, for the tests of rn_recv_sacked(): packets [0, @n) it holds,
+ * and the ACK it sends after one arrived: the first hole, and the SACK
+ * block around the packet that came (RFC 2018: the first block reports
+ * the newest segment).
+ */
+struct tcp_view {
+	bool got[8 * RN_RANGES_MAX + 64];
+	u32 n;
+};
+
+static enum rn_mark tcp_acks(struct rn_recv *st, struct tcp_view *v, u32 pkt)
+{
+	struct rn_range blk;
+	u32 ack = 0, lo = pkt, hi = pkt;
+	enum rn_mark m;
+
+	while (ack < v->n && v->got[ack])
+		ack++;
+	while (lo > ack && v->got[lo - 1])
+		lo--;
+	while (hi + 1 < v->n && v->got[hi + 1])
+		hi++;
+	m = rn_recv_ack(st, seq_of(ack), 1000 * MSS);
+	blk = pks(lo, hi);
+	if (lo > ack)
+		rn_recv_sacked(st, &blk, 1);
+	return m;
+}
+
+/* Packet @pkt arrives, TCP keeps it and acknowledges it. */
+static enum rn_mark tcp_takes(struct rn_recv *st, struct tcp_view *v,
+			      u32 pkt)
+{
+	rx(st, pkt, ev_kind(RN_EV_EMPTY));
+	v->got[pkt] = true;
+	return tcp_acks(st, v, pkt);
+}
+
+/*
+ * Half the packets take a path @late packets longer, and packet 0 never
+ * comes: every gap a late packet fills leaves the list once TCP's ACK
+ * shows it, so 64 ranges hold the 10 that are open at a time.  Kept until
+ * the ACK passed them, they would overflow the list.
+ */
+static void test_sacked_gaps_leave_the_reorder_list(void)
+{
+	static struct tcp_view v;
+	struct rn_recv st;
+	u32 i, late = 20, n = 8 * RN_RANGES_MAX;
+	int sack;
+
+	for (sack = 1; sack >= 0; sack--) {
+		memset(&v, 0, sizeof(v));
+		v.n = n;
+		rn_recv_init(&st, seq_of(0), 1000 * MSS, 0);
+		st.flags |= RN_RF_PROVEN;
+		for (i = 1; i < n + late; i++) {
+			if (i < n && (i & 1)) {
+				rx(&st, i, ev_kind(RN_EV_EMPTY));
+				v.got[i] = true;
+				if (sack)
+					tcp_acks(&st, &v, i);
+			}
+			if (i >= late + 2 && !((i - late) & 1) &&
+			    i - late < n) {
+				rx(&st, i - late, ev_kind(RN_EV_EMPTY));
+				v.got[i - late] = true;
+				if (sack)
+					tcp_acks(&st, &v, i - late);
+			}
+		}
+		if (!sack) {
+			CHECK(st.reorder.overflows > 0);
+			continue;
+		}
+		CHECK_EQ(st.reorder.overflows, 0);
+		CHECK(set_is(&st.reorder, "0"));
+		CHECK_EQ(rn_recv_ack(&st, seq_of(0), 1000 * MSS),
+			 RN_MARK_REORDER);
+		CHECK(recv_sane(&st));
+	}
+}
+
+/*
+ * A segment the hook saw and TCP threw away (PAWS: a late original older
+ * than the retransmission that last moved the window) is in no SACK
+ * block: its hole stays reordered, and the ACK that names it is marked.
+ */
+static void test_discarded_segment_stays_reordered(void)
+{
+	static struct tcp_view v;
+	struct rn_recv st;
+
+	memset(&v, 0, sizeof(v));
+	v.n = 8;
+	flow_at(&st, 0);
+	v.got[0] = true;
+	CHECK_EQ(tcp_acks(&st, &v, 0), RN_MARK_INORDER);
+	CHECK_EQ(tcp_takes(&st, &v, 2), RN_MARK_REORDER);
+	CHECK_EQ(tcp_takes(&st, &v, 4), RN_MARK_REORDER);
+	CHECK(set_is(&st.reorder, "1 3"));
+	rx(&st, 3, ev_kind(RN_EV_EMPTY));	/* TCP discards it */
+	CHECK_EQ(tcp_acks(&st, &v, 4), RN_MARK_REORDER);
+	CHECK(set_is(&st.reorder, "1 3"));
+	CHECK_EQ(tcp_takes(&st, &v, 1), RN_MARK_REORDER);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(3), 64 * MSS), RN_MARK_REORDER);
+	CHECK(set_is(&st.reorder, "3"));
+	/* The retransmission: TCP keeps this copy. */
+	CHECK_EQ(tcp_takes(&st, &v, 3), RN_MARK_INORDER);
+	CHECK_EQ(st.reorder.n, 0);
+	CHECK(recv_sane(&st));
+}
+
+/* A SACK block reaching outside the window removes only what lies in it. */
+static void test_sacked_clipped_to_window(void)
+{
+	struct rn_recv st;
+	struct rn_range b[SAT_SACK_MAX];
+
+	flow_at(&st, 9);
+	rx(&st, 20, ev_kind(RN_EV_EMPTY));		/* reorder 10..19 */
+	b[0] = rn_range_make(seq_of(0) - 0x40000000U, seq_of(12));
+	b[1] = rn_range_make(seq_of(14), seq_of(15));
+	b[2] = rn_range_make(seq_of(18), seq_of(18));	/* empty */
+	b[3] = rn_range_make(seq_of(17), seq_of(16));	/* backwards */
+	rn_recv_sacked(&st, b, SAT_SACK_MAX);
+	CHECK(set_is(&st.reorder, "12 13 15 16 17 18 19"));
+	/* More blocks than an option holds: the rest are not read. */
+	b[0] = pk(16);
+	rn_recv_sacked(&st, b, 1000);
+	CHECK(set_is(&st.reorder, "12 13 15 17 18 19"));
+	CHECK(recv_sane(&st));
+}
+
 /* A hole nobody classified (path not proven) is not marked. */
 static void test_mark_unknown_hole(void)
 {
@@ -1000,9 +1135,16 @@ static void test_parse_tcpopts(void)
 	CHECK(o.sack);
 	CHECK_EQ(o.sack_high, 9000);
 	CHECK_EQ(o.wscale, 9);
-	/* Blocks at or below the ACK (DSACK) do not count. */
+	CHECK_EQ(o.nblocks, 2);
+	CHECK(o.blocks[0].start == 3000 && o.blocks[0].end == 4000);
+	CHECK(o.blocks[1].start == 6000 && o.blocks[1].end == 9000);
+	/*
+	 * Blocks at or below the ACK (DSACK) do not count for the edge;
+	 * they are kept as sent (rn_recv_sacked() clips them).
+	 */
 	rn_parse_tcpopts(th, 24, 9000, &o);
 	CHECK(!o.sack);
+	CHECK_EQ(o.nblocks, 2);
 	/*
 	 * Each block's edge after() the last, the second more than 2^31
 	 * above the ACK: it wraps below the ACK and does not count.
@@ -1343,6 +1485,9 @@ static void run_examples(u32 at)
 	RUN(test_below_drops_below_p);
 	RUN(test_mark_follows_first_hole);
 	RUN(test_mark_after_gap_filled);
+	RUN(test_sacked_gaps_leave_the_reorder_list);
+	RUN(test_discarded_segment_stays_reordered);
+	RUN(test_sacked_clipped_to_window);
 	RUN(test_mark_unknown_hole);
 	RUN(test_unknown_gap_not_reordered);
 	RUN(test_unknown_forgets_reordered_holes);
