@@ -45,12 +45,16 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
     assert not (tmp_path / "c").exists()
 
 
-def test_families_name_experiments_that_exist():
+def test_families_name_experiments_that_exist_and_cover_every_path():
     from satnet import experiment as xp
     names = {e.name: e for e in xp.load_all()}
-    for fam, exp, variants in load_tool().FAMILIES:
+    for fam, exp, variants, points in load_tool().FAMILIES:
         assert exp in names, fam
         assert set(variants) <= set(names[exp].variants), fam
+        point, _ = xp.parse_point(list(points), names[exp])
+        assert bool(point) == (names[exp].sweep is not None), fam
+    assert {names[f[1]].scenario for f in load_tool().FAMILIES} == \
+        {e.scenario for e in names.values()}
 
 
 def test_flow_seconds_add_up_the_stored_runs(tmp_path):
@@ -98,6 +102,20 @@ def test_a_failed_family_does_not_stop_the_arm(tmp_path, monkeypatch):
     assert ran == [f[1] for f in tool.FAMILIES[:3]]
     assert failed == ["virtual: h2h-geo"]
     assert set(walls["virtual"]) == set(ran)
+
+
+def test_walls_keep_what_another_check_added_meanwhile(tmp_path):
+    """Two checks into one --out (the real arm of one family beside the
+    virtual arm of another) each add their own wall time."""
+    tool = load_tool()
+    args = type("A", (), {"out": str(tmp_path)})()
+    mine = {}
+    tool.add_wall(args, mine, "real", "h2h-geo", 100)
+    other = tool.load_walls(args)
+    tool.add_wall(args, other, "virtual", "h2h-geo", 30)
+    tool.add_wall(args, mine, "real", "h2h-geo", 50)
+    assert tool.load_walls(args) == mine == \
+        {"real": {"h2h-geo": 150}, "virtual": {"h2h-geo": 30}}
 
 
 def test_the_satnet_it_starts_is_this_checkouts():

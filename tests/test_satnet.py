@@ -1478,6 +1478,57 @@ def test_default_guests_follow_the_clock(monkeypatch):
     assert cli.guest_count(run_args("--guests", "3")) == 3
 
 
+def test_each_point_runs_on_its_paths_clock_unless_told(monkeypatch):
+    """No --clock: the points on a path whose run.clock is virtual in
+    guests of the virtual clock first, then the others on the real
+    clock; --clock puts every point on one; each guest gets the
+    --clock of its group only."""
+    from satnet import cli
+    pts = fx_points(reps=2)
+    monkeypatch.setattr(xp.Point, "clock", lambda p: "virtual"
+                        if p.variant == "tcp-r" else "real")
+    groups = cli.clock_groups(run_args(), pts)
+    assert [c for c, _ in groups] == ["virtual", "real"]
+    assert [p.variant for p in groups[0][1]] == ["tcp-r"] * 4
+    assert [p.variant for p in groups[1][1]] == ["reno"] * 4
+    assert cli.clock_groups(run_args("--clock", "real"), pts) == \
+        [("real", pts)]
+    assert cli.clock_groups(run_args(), []) == [("real", [])]
+    # the clock is not what a point runs: its stored records stand
+    assert "clock" not in pts[0].spec()["scenario"]
+    assert xp.load_experiment(FX_SWEEP).points("full")[0].clock() == \
+        __import__("satnet.scenario").scenario.load_scenario("leo-palazzi").clock
+    cmds = []
+    monkeypatch.setattr(cli, "in_vm", lambda a, shares: (
+        cmds.append((a.clock, len(shares), sorted(
+            {p.variant for s in shares for p in s}))), 0)[1])
+    monkeypatch.setattr(cli, "check_built", lambda: None)
+    monkeypatch.setattr(cli, "selected_points", lambda a: list(pts))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    a = run_args("--results", os.path.join(TOP, "build", "no-such-dir"))
+    monkeypatch.setattr(cli, "writable_dir", lambda d: None)
+    assert cli.cmd_run(a) == 0
+    assert cmds == [("virtual", 2, ["tcp-r"]), ("real", 1, ["reno"])]
+
+
+def test_the_summary_names_each_clock_and_its_points(monkeypatch, capsys):
+    from satnet import cli
+    pts = fx_points(reps=2)
+    monkeypatch.setattr(xp.Point, "clock", lambda p: "virtual"
+                        if p.variant == "tcp-r" else "real")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(cli, "selected_points", lambda a: list(pts))
+    a = run_args("--dry-run", "--results", "/nonexistent")
+    assert cli.cmd_run(a) == 0
+    err = capsys.readouterr().err
+    assert "on the virtual clock (4 points), 2 guests at once, then on " \
+        "the real clock (4 points)\n" in err, err
+    cli.cmd_run(run_args("--dry-run", "--results", "/nonexistent",
+                         "--clock", "real"))
+    err = capsys.readouterr().err
+    assert err.endswith("at width 3 on the real clock\n"), err
+
+
 def test_a_guests_limit_has_room_for_the_virtual_clocks_start():
     """Twice the estimate and 15 minutes; on the virtual clock, whose
     guest seconds race while the guest waits on a busy host, 30 more."""
@@ -1495,9 +1546,11 @@ def test_the_estimate_counts_the_guests(tmp_path):
     two = satnet("run", FX_SWEEP, "--full", "--dry-run", "--results",
                  str(tmp_path), "--clock", "virtual", "--guests", "2")
     assert one.returncode == two.returncode == 0, two.stderr
-    assert "about 3 min at width 3\n" in one.stderr, one.stderr
+    assert "about 3 min at width 3 on the real clock\n" in one.stderr, \
+        one.stderr
     # 8 points of 10 s, 4 a guest: 4 * 60 s / 3 = 80 s
-    assert "about 1 min at width 3 on 2 guests at once" in two.stderr
+    assert "about 1 min at width 3 on the virtual clock, 2 guests at " \
+        "once" in two.stderr
     assert one.stdout == two.stdout     # the same records
 
 

@@ -59,6 +59,7 @@ def test_geo_derived_values():
     ("forward.bogus", 1, "unknown key"),
     ("bottleneck.epdn_domain", True, "needs bottleneck.qdisc"),
     ("bottleneck.epdn_domain", "yes", "true or false"),
+    ("run.clock", "icount", "run.clock must be \"real\" or \"virtual\""),
     ("forward.gemodel", {"p": 150, "r": 30}, "gemodel.p must be a "
      "percentage 0..100, not 150"),
     ("ack.gemodel", {"p": 1, "r": -1}, "ack.gemodel.r must be a percentage"),

@@ -310,15 +310,24 @@ def cmd_run(a):
         todo = read_only(a.only, todo)
     if a.emit_jobs:
         return emit_jobs(todo, a)
+    if a.clock == "virtual" and a.native:
+        fail("run: --clock virtual needs the VM, not --native")
     # The guest side (--here) and --native run in this one kernel.
-    n = 1 if a.here or a.native else guest_count(a)
-    shares = [s for s in split(todo, n, a.width) if s] or [[]]
+    here = a.here or a.native
+    groups = [(a.clock, todo)] if here else clock_groups(a, todo)
+    runs = []
+    for clock, pts in groups:
+        ga = argparse.Namespace(**{**vars(a), "clock": clock})
+        n = 1 if here else guest_count(ga)
+        runs.append((ga, [s for s in split(pts, n, a.width) if s] or [[]]))
     print("satnet: %d points, %d stored, %d to run%s, about %.0f min at "
           "width %d%s" % (len(points), len(points) - left, left,
                           ", %d of them here" % len(todo) if a.only else "",
-                          max(estimate_s(s, a.width) for s in shares) / 60,
-                          a.width, " on %d guests at once" % len(shares)
-                          if len(shares) > 1 else ""),
+                          sum(max(estimate_s(s, a.width) for s in shares)
+                              for _, shares in runs) / 60,
+                          a.width, "" if here else ", then".join(
+                              on_guests(ga, shares, len(runs) > 1)
+                              for ga, shares in runs)),
           file=sys.stderr)
     if a.dry_run:
         for p in todo:
@@ -328,18 +337,37 @@ def cmd_run(a):
         return 0
     writable_dir(a.results)
     check_built()
-    if a.clock == "virtual" and a.native:
-        fail("run: --clock virtual needs the VM, not --native")
-    if not a.here and not a.native and not inside(a.results, TOP):
+    if not here and not inside(a.results, TOP):
         fail("run: --results %s is outside %s, the only folder the VM can "
              "write; choose a folder inside it, or --native" %
              (a.results, TOP))
-    if a.here:
+    if here:
         return run_here(a, todo, blocks)
-    rc = run_here(a, todo, blocks) if a.native else in_vm(a, shares)
+    rc = max(in_vm(ga, shares) for ga, shares in runs)
     if blocks:
         print_width_check(a, blocks[0][0].exp)
     return rc
+
+
+def clock_groups(a, todo):
+    """@todo by the clock it runs on, the virtual clock's first: --clock
+    for every point, else each point's path's (run.clock in its
+    scenario).  [(clock, points)], in @todo's order within each."""
+    if a.clock:
+        return [(a.clock, todo)]
+    by = {}
+    for p in todo:
+        by.setdefault(p.clock(), []).append(p)
+    return sorted(by.items(), key=lambda kv: kv[0] != "virtual") or \
+        [("real", [])]
+
+
+def on_guests(a, shares, count):
+    """What the run's summary line says of one clock's guests (and, when
+    @count, of its points)."""
+    return " on the %s clock%s%s" % (
+        a.clock, " (%d points)" % sum(map(len, shares)) if count else "",
+        ", %d guests at once" % len(shares) if len(shares) > 1 else "")
 
 
 def run_here(a, todo, blocks=()):
@@ -502,6 +530,8 @@ def emit_jobs(todo, a):
             args += ["--results", a.results]
         if a.reuse_stale:
             args.append("--reuse-stale")
+        if a.clock:
+            args += ["--clock", a.clock]
         if p.variant == "mix":
             args += ["--width", "1"]
         print(" ".join(shlex.quote(x) for x in args))
@@ -721,10 +751,12 @@ def parser():
                    help="always boot the VM, even where this kernel would do")
     w.add_argument("--native", action="store_true",
                    help="never boot the VM (needs root, netem and modules)")
-    r.add_argument("--clock", choices=("real", "virtual"), default="real",
+    r.add_argument("--clock", choices=("real", "virtual"),
                    help="the VM's clock (tools/vm-run --clock): real, or "
-                   "QEMU's instruction-counted virtual clock, one vCPU "
-                   "(default real; docs/testbed.md)")
+                   "QEMU's instruction-counted virtual clock, one vCPU a "
+                   "guest (default: each path's run.clock, virtual where "
+                   "the clock check showed its family measures the same "
+                   "as on the real clock, real elsewhere; docs/testbed.md)")
     r.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
     r.add_argument("--only", help=argparse.SUPPRESS)
     r.set_defaults(fn=cmd_run)

@@ -371,6 +371,12 @@ class Point:
         return os.path.join(self.exp.name, self.mode, self.variant,
                             "%s-rep%d.json" % (self.key(), self.rep))
 
+    def clock(self):
+        """The clock this point runs on unless --clock says otherwise:
+        its path's run.clock."""
+        return self.exp.scenario_for(self.variant, self.point,
+                                     self.duration).clock
+
     def params(self):
         """Module parameters every flow's variant needs: {module: {p: v}}."""
         out = {}
@@ -419,10 +425,12 @@ class Point:
 
 def resolved(obj):
     """Every value a scenario resolved to, defaults included, so that a
-    default written out in a file does not change what a point is."""
+    default written out in a file does not change what a point is.  The
+    clock a path runs on by default is not what it runs: meta.clock
+    names the one a record had."""
     if hasattr(obj, "__dict__"):
         return {k: resolved(v) for k, v in sorted(vars(obj).items())
-                if k not in ("path", "source")}
+                if k not in ("path", "source", "clock")}
     if isinstance(obj, dict):
         return {k: resolved(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
