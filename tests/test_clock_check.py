@@ -39,7 +39,9 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
                       (["--reps", "0"], "at least 1"),
                       (["--duration", "0"], "at least 1"),
                       (["--families", "h2h-geo,s999"],
-                       "not a family's experiment: s999")):
+                       "not a family's experiment: s999"),
+                      (["--families", "s003-fig3", "--variants", "cubic"],
+                       "no family runs cubic")):
         r = run(*args, "--out", out)
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
     assert not (tmp_path / "c").exists()
@@ -55,6 +57,15 @@ def test_families_name_experiments_that_exist_and_cover_every_path():
         assert bool(point) == (names[exp].sweep is not None), fam
     assert {names[f[1]].scenario for f in load_tool().FAMILIES} == \
         {e.scenario for e in names.values()}
+
+
+def test_variants_narrow_the_families():
+    tool = load_tool()
+    fams, why = tool.chosen("h2h-geo,h2h-geo-reorder,s003-fig3", "cubic")
+    assert why is None
+    assert [(f[1], f[2]) for f in fams] == [("h2h-geo", ("cubic",)),
+                                            ("h2h-geo-reorder", ("cubic",))]
+    assert tool.chosen(None, None) == (tool.FAMILIES, None)
 
 
 def test_flow_seconds_add_up_the_stored_runs(tmp_path):
