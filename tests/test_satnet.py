@@ -1069,6 +1069,50 @@ def test_dry_run_and_emit_jobs(tmp_path):
     assert not os.listdir(tmp_path)
 
 
+def test_claims_run_only_the_cells_the_claims_compare(tmp_path):
+    """--claims: full length, the claims' variants at their sweep points,
+    a variant another experiment's claim reads (EXPERIMENT:VARIANT) in
+    that experiment, each point once."""
+    text = open(FX_SWEEP).read()
+    cut = text.index("[[claim]]\nid = \"fx-better\"")
+    one = tmp_path / "fx-sweep.toml"
+    one.write_text(text[:cut] + text[text.index("[[claim]]", cut + 1):])
+    other = tmp_path / "fx-other.toml"
+    other.write_text(text[:cut].replace('name = "fx-sweep"',
+                                        'name = "fx-other"').split(
+        "[[claim]]")[0] + '''[[claim]]
+id = "fx-across"
+text = "reno here is reno there"
+at = { "forward.per" = 0.001 }
+same = { a = "reno", b = "fx-sweep:reno" }
+''')
+    r = satnet("run", str(one), str(other), "--claims", "--dry-run",
+               "--results", str(tmp_path / "r"), "--reps", "3")
+    assert r.returncode == 0, r.stderr
+    got = r.stdout.split()
+    want = ["fx-sweep/full/%s/forward.per=0.02-rep%d.json" % (v, i)
+            for i in range(3) for v in ("reno", "tcp-r")] + \
+        ["fx-sweep/full/reno/forward.per=0.001-rep%d.json" % i
+         for i in range(3)]
+    assert sorted(got) == sorted(
+        want + ["fx-other/full/reno/forward.per=0.001-rep%d.json" % i
+                for i in range(3)]), got
+    r = satnet("run", str(other), "--claims", "--dry-run", "--results",
+               str(tmp_path / "r"), "--duration", "20", "--rep", "1")
+    assert r.stdout.split() == [
+        "fx-other/point/reno/forward.per=0.001-rep1.json",
+        "fx-sweep/point/reno/forward.per=0.001-rep1.json"], r.stdout
+    for args, msg in ((["--point", "variant=reno"], "no --point"),
+                      (["--full"], "not allowed with argument")):
+        r = satnet("run", str(one), "--claims", "--dry-run", *args)
+        assert r.returncode == 2 and msg in r.stderr, r.stderr
+    plain = tmp_path / "fx-plain.toml"
+    plain.write_text(text[:text.index("[[claim]]")].replace(
+        'name = "fx-sweep"', 'name = "fx-plain"'))
+    r = satnet("run", str(plain), "--claims", "--dry-run")
+    assert r.returncode == 2 and "no claim in fx-plain" in r.stderr
+
+
 def test_records_of_other_module_builds_are_run_again(monkeypatch):
     from satnet import runner
     exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))

@@ -129,10 +129,12 @@ def selected_points(a):
     """The points the arguments name.  Records go to the mode's folder
     (quick or full); a run with another --duration is not that mode's
     point and goes to "point"."""
-    mode = "full" if a.full else "quick"
+    mode = "full" if a.full or a.claims else "quick"
     names = a.experiment or [e.name for e in xp.load_all()
                              if mode == "full" or "quick" in e.modes]
     variants = xp.load_variants()
+    if a.claims:
+        return claim_points(a, names, variants)
     points = []
     for name in names:
         exp = xp.load_experiment(name, variants)
@@ -153,6 +155,38 @@ def selected_points(a):
         raise xp.ExperimentError("no point matches %s" % " ".join(
             ["--point " + p for p in a.point] +
             (["--rep %d" % a.rep] if a.rep is not None else [])))
+    return points
+
+
+def claim_points(a, names, variants):
+    """--claims: the full-length points of every cell the claims of the
+    experiments @names compare (Experiment.claim_cells()), those of
+    another experiment a claim reads included, each once."""
+    if a.point:
+        raise xp.ExperimentError("--claims chooses the points: no --point")
+    cells, exps = set(), {}
+    for name in names:
+        exp = xp.load_experiment(name, variants)
+        exps[exp.name] = exp
+        cells |= exp.claim_cells()
+    if not cells:
+        raise xp.ExperimentError("no claim in %s" % ", ".join(exps))
+    for name in sorted({c[0] for c in cells} - set(exps)):
+        # beside the experiment whose claim reads it (check_refs)
+        home = next(e for e in exps.values() if any(
+            c[0] == name for c in e.claim_cells()))
+        exps[name] = xp.load_experiment(os.path.join(
+            os.path.dirname(home.path), name + ".toml"), variants)
+    points = []
+    for name, exp in exps.items():
+        full = exp.modes["full"]["duration_s"]
+        for p in exp.points("full", a.reps, None, a.duration, every=True):
+            if (name, p.variant, p.key()) not in cells or \
+                    a.rep is not None and p.rep != a.rep:
+                continue
+            if a.duration and a.duration != full:
+                p.mode = "point"
+            points.append(p)
     return points
 
 
@@ -714,6 +748,10 @@ def parser():
                    help="the experiments' quick sets (the default)")
     m.add_argument("--full", action="store_true",
                    help="every sweep value, variant and rep")
+    m.add_argument("--claims", action="store_true",
+                   help="the full length, only the points the "
+                   "experiments' claims compare (a claim's variants at "
+                   "its sweep points): what the report's verdicts need")
     r.add_argument("--point", action="append", default=[],
                    metavar="K=V", help="only the sweep value K=V, and/or "
                    "variant=NAME (repeatable)")

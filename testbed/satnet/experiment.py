@@ -272,6 +272,20 @@ class Experiment:
                                       (where, v))
         return m
 
+    def claim_cells(self):
+        """{(experiment, variant, point key)}: every cell a claim of this
+        experiment compares, its variants at its sweep points; a variant
+        of another experiment (EXPERIMENT:VARIANT) in that one, and the
+        flows of a mix in its one run."""
+        cells = set()
+        for c in self.claims:
+            for v in c.variants():
+                name, var = v.split(":") if ":" in v else (self.name, v)
+                if name == self.name and self.mix:
+                    var = "mix"
+                cells.update((name, var, point_key(pt)) for pt in c.points())
+        return cells
+
     def check_scenario(self):
         """Load the scenario with every variant and sweep value, so that a
         bad key fails here and not an hour into a run."""
