@@ -103,11 +103,13 @@ def test_a_failed_family_does_not_stop_the_arm(tmp_path, monkeypatch):
         exp = cmd[cmd.index("run") + 1]
         ran.append(exp)
         assert cmd[cmd.index("--duration") + 1] == "300"
+        assert cmd[cmd.index("--rtt-tolerance") + 1] == "4.0"
         return Done(1 if exp == "h2h-geo" else 0)
 
     monkeypatch.setattr(tool.subprocess, "run", fake_run)
     args = type("A", (), {"out": str(tmp_path), "reps": 1, "width": 1,
-                          "load": 1, "duration": 300})()
+                          "load": 1, "duration": 300,
+                          "rtt_tolerance": 4.0})()
     walls, failed = {}, []
     tool.run_arm("virtual", args, tool.FAMILIES[:3], walls, failed)
     assert ran == [f[1] for f in tool.FAMILIES[:3]]

@@ -1889,6 +1889,25 @@ def test_flows_do_not_start_behind_a_queue(tmp_path, monkeypatch):
     measure.check_idle(full)
 
 
+def test_the_self_checks_rtt_tolerance_is_the_runs(monkeypatch):
+    """--rtt-tolerance PCT reaches the self-check, which names it when
+    it refuses a path and keeps it in the record when it does not."""
+    from satnet import cli
+    topo = type("T", (), {"sc": type("S", (), {"rate_bps": 1e6})()})()
+    monkeypatch.setattr(measure, "ping_rtt", lambda t: 103.0)
+    monkeypatch.setattr(measure, "expected_ping_ms", lambda sc: 100.0)
+    monkeypatch.setattr(measure, "bottleneck_rate", lambda t: 1e6)
+    monkeypatch.setattr(measure, "wait_drained", lambda t: 0.5)
+    with pytest.raises(measure.SelfCheckError, match=r"\(\+-2%\)"):
+        measure.self_check(topo)
+    assert measure.self_check(topo, 0.04)["rtt_tolerance"] == 0.04
+    assert run_args().rtt_tolerance == 2.0
+    assert run_args("--rtt-tolerance", "4").rtt_tolerance == 4.0
+    for bad in ("0", "51", "x"):
+        with pytest.raises(SystemExit):
+            cli.parser().parse_args(["run", "--rtt-tolerance", bad])
+
+
 def test_the_self_check_pings_past_the_reordering():
     """Enough pings that the minimum is the base RTT (one ping on the
     short path) but no more: 5, or 10 when half the packets are late."""

@@ -241,17 +241,18 @@ def check_idle(qdiscs):
                              "as the flows were to start" % (packets, nbytes))
 
 
-def self_check(topo):
-    """Idle RTT within 2 % and bottleneck rate within 10 %, or fail; then
-    the path is left idle."""
+def self_check(topo, rtt_tolerance=RTT_TOLERANCE):
+    """Idle RTT within @rtt_tolerance (2 %) and bottleneck rate within
+    10 %, or fail; then the path is left idle."""
     sc = topo.sc
     rtt = ping_rtt(topo)
     want_rtt = expected_ping_ms(sc)
-    if abs(rtt - want_rtt) > RTT_TOLERANCE * want_rtt:
-        raise SelfCheckError("idle RTT %.2f ms, expected %.2f ms (+-2%%)" %
-                             (rtt, want_rtt))
+    if abs(rtt - want_rtt) > rtt_tolerance * want_rtt:
+        raise SelfCheckError("idle RTT %.2f ms, expected %.2f ms (+-%g%%)" %
+                             (rtt, want_rtt, rtt_tolerance * 100))
     rate = bottleneck_rate(topo)
     res = {"rtt_ms": rtt, "rtt_expected_ms": round(want_rtt, 3),
+           "rtt_tolerance": rtt_tolerance,
            "rate_bps": round(rate), "rate_expected_bps": sc.rate_bps}
     if abs(rate - sc.rate_bps) > RATE_TOLERANCE * sc.rate_bps:
         raise SelfCheckError("bottleneck rate %.0f bit/s, expected %.0f "

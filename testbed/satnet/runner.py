@@ -301,7 +301,8 @@ def measure_point(pt, topo, check):
     }
 
 
-def run_point(pt, width=1, tag=None, setup_lock=None):
+def run_point(pt, width=1, tag=None, setup_lock=None,
+              rtt_tolerance=measure.RTT_TOLERANCE):
     """One point, on a fresh topology; a failed self-check (the emulated
     machine was too busy to keep time) is retried on a fresh one."""
     sc = pt.exp.scenario_for(pt.variant, pt.point, pt.duration)
@@ -315,7 +316,7 @@ def run_point(pt, width=1, tag=None, setup_lock=None):
                     topo = stack.enter_context(
                         Topology(sc, profile, tag="%s%d" % (tag or "p", n),
                                  pair_profiles=pairs))
-                    check = measure.self_check(topo)
+                    check = measure.self_check(topo, rtt_tolerance)
                     keys = measure.sysctl_keys(topo)
                     sysctl = read_back(topo, keys)
                 check["attempts"] = n + 1
@@ -358,9 +359,11 @@ class Runner:
     Stored points are skipped, so an interrupted run resumes."""
 
     def __init__(self, width=3, results=RESULTS_DIR, progress=None,
-                 log=print, reuse_stale=False):
+                 log=print, reuse_stale=False,
+                 rtt_tolerance=measure.RTT_TOLERANCE):
         self.width, self.results = width, results
         self.reuse_stale = reuse_stale
+        self.rtt_tolerance = rtt_tolerance
         self.gate, self.setup = ParamGate(), threading.Lock()
         self.progress, self.log = progress, log
         self.errors = []
@@ -400,7 +403,8 @@ class Runner:
                 load_modules(pt)
                 with self.gate.hold(pt.pinned()):
                     rec = run_point(pt, width, "%d%d-" % (os.getpid() % 100,
-                                                          wid), self.setup)
+                                                          wid), self.setup,
+                                   self.rtt_tolerance)
                 rec["meta"]["wall_s"] = round(time.monotonic() - t0, 1)
                 record.write(rec, os.path.join(self.results, pt.relpath()))
                 s = rec["summary"]
