@@ -180,6 +180,44 @@ def test_ratio_ci_is_on_the_log_scale():
     assert wild.lo > 0 and wild.hi > wild.value > wild.lo
 
 
+def test_pooled_ratio_weighs_each_cell_by_its_precision():
+    """The fixed-effect mean of the cells' log ratios, weights 1 / var;
+    its interval narrower than any cell's; Cochran's Q flags cells that
+    disagree; a cell with no spread is left out, not weighed at
+    infinity."""
+    E = stats.Estimate
+    same = [(E([1.0, 1.1, 0.9, 1.0, 1.05]), E([1.0, 1.1, 0.9, 1.0, 1.05]))
+            for _ in range(3)]
+    p = stats.Pooled(same)
+    assert p.k == 3 and math.isclose(p.value, 1.0)
+    assert p.same() == "same" and p.q < 1e-9 and p.p > 0.99
+    one = stats.Ratio(same[0][1], same[0][0])
+    assert p.hi - p.lo < one.hi - one.lo
+    # by hand: two cells, ratios 1.2 and 0.9, the first four times as
+    # precise; the mean of the logs weighted 4:1
+    a1, b1 = E([10, 11, 9]), E([12, 13.2, 10.8])
+    a2, b2 = E([10, 12, 8]), E([9, 10.8, 7.2])
+    p = stats.Pooled([(a1, b1), (a2, b2)])
+    w1 = 1 / (2 * (a1.sd / a1.mean) ** 2 / 3)
+    w2 = 1 / (2 * (a2.sd / a2.mean) ** 2 / 3)
+    assert math.isclose(w1 / w2, 4)
+    want = (w1 * math.log(1.2) + w2 * math.log(0.9)) / (w1 + w2)
+    assert math.isclose(math.log(p.value), want)
+    half = stats._t(4) / math.sqrt(w1 + w2)
+    assert math.isclose(math.log(p.hi) - math.log(p.value), half)
+    # two cells far apart beyond their noise
+    tight = [1.0, 1.01, 0.99, 1.0, 1.0]
+    far = stats.Pooled([(E(tight), E(tight)),
+                        (E(tight), E([2 * x for x in tight]))])
+    assert far.p < 0.001
+    assert stats.Pooled([(E(tight), E([1.5 * x for x in tight]))]).same() \
+        == "differs"
+    flat = stats.Pooled([(E([1.0, 1.0]), E([1.0, 1.0]))] + same[:1])
+    assert (flat.k, flat.left_out) == (1, 1)
+    assert stats.Pooled([]).same() == "no data"
+    assert stats.Pooled([]).fmt() == "–"
+
+
 def test_ratio_ci_uses_welch_degrees_of_freedom():
     """Equal relative variances and n: df = 2(n - 1)."""
     a, b = stats.Estimate([9.0, 11.0]), stats.Estimate([0.9, 1.1])
@@ -1183,6 +1221,9 @@ def test_compare_two_results_folders(tmp_path):
     rows = [x for x in r.stdout.splitlines() if x.startswith("| fx-sweep")]
     assert rows and all(x.rstrip().endswith("| same |") for x in rows), \
         r.stdout
+    # and pooled over its path's four cells
+    assert "| leo-palazzi | 4 | 1.000 [" in r.stdout and \
+        "| same | Q 0.0, p 1.00 |" in r.stdout, r.stdout
     r = satnet("compare", FIX_RESULTS, "/nonexistent-typo")
     assert r.returncode == 2 and "no results folder" in r.stderr
     r = satnet("compare", FIX_RESULTS, res, "--metric", "colour")

@@ -727,21 +727,40 @@ def compare(a_dir, b_dir, metric="goodput", warn=print):
     """Markdown lines: every (experiment, mode, point, variant) stored in
     both folders, B's mean against A's as a ratio with its log-scale CI,
     and whether they are the same within the equivalence margin."""
-    groups = {}
+    groups, paths = {}, {}
     for side, d in ((0, a_dir), (1, b_dir)):
         for r in load_records(d, warn=warn):
             for v in r["summary"]["variants"]:
                 key = (r["experiment"], r["mode"], point_key(r["point"]), v)
                 groups.setdefault(key, ([], []))[side].append(
                     _metric(r, v, metric))
+                paths[key] = r["meta"].get("scenario", {}).get("name", "?")
     lines = ["| experiment | mode | point | variant | A (n) | B (n) | "
              "B / A (95 % CI) | " +
              "same within %g× |" % stats.EQUIV_MARGIN,
              "|---|---|---|---|---|---|---|---|"]
+    by_path = {}
     for key in sorted(k for k, (a, b) in groups.items() if a and b):
         a, b = (stats.Estimate(x) for x in groups[key])
         r = stats.Ratio(b, a)
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             *key, a.fmt(), b.fmt(), r.fmt(),
             same_word(stats.judge_same(r, True, min(a.n, b.n)).verdict)))
+        by_path.setdefault(paths[key], []).append((a, b))
+    return lines + [""] + pooled_lines(by_path)
+
+
+def pooled_lines(by_path):
+    """compare()'s cells pooled per path (scenario): stats.Pooled,
+    whether it lies within the margin, and Cochran's Q."""
+    lines = ["| path (scenario) | cells | pooled B / A (95 %% CI) | "
+             "same within %g× | cells disagree (Q, p) |" %
+             stats.EQUIV_MARGIN, "|---|---|---|---|---|"]
+    for name in sorted(by_path):
+        pool = stats.Pooled(by_path[name])
+        lines.append("| %s | %d%s | %s | %s | %s |" % (
+            name, pool.k, " (%d left out: no spread)" % pool.left_out
+            if pool.left_out else "", pool.fmt(), pool.same(),
+            "Q %.1f, p %.2f" % (pool.q, pool.p) if pool.p is not None
+            else "–"))
     return lines

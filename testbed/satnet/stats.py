@@ -319,6 +319,59 @@ def judge_same(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     return Judgement("inconclusive", "open")
 
 
+class Pooled:
+    """Several cells' ratios B / A pooled on the log scale: each cell's
+    log ratio weighted by the inverse of its variance (the squared
+    relative standard errors of its two means), the fixed-effect mean of
+    a meta-analysis.  Its CI takes Student's t at the cells' summed
+    degrees of freedom (the smaller arm's n - 1 each), and Cochran's Q
+    with its p-value says whether the cells disagree with one another
+    beyond their noise.  @cells: [(A, B)] Estimates; a cell with no
+    spread or fewer than 2 runs an arm cannot be weighed and is left
+    out (self.left_out)."""
+
+    def __init__(self, cells, level=LEVEL):
+        used = [(a, b) for a, b in cells if a.n > 1 and b.n > 1 and
+                a.mean and b.mean and a.mean > 0 and b.mean > 0 and
+                (a.sd or b.sd)]
+        self.k, self.left_out = len(used), len(cells) - len(used)
+        self.value = self.lo = self.hi = self.q = self.p = None
+        if not used:
+            return
+        logs = [math.log(b.mean / a.mean) for a, b in used]
+        w = [1 / ((a.sd / a.mean) ** 2 / a.n + (b.sd / b.mean) ** 2 / b.n)
+             for a, b in used]
+        mean = sum(x * y for x, y in zip(w, logs)) / sum(w)
+        df = sum(min(a.n, b.n) - 1 for a, b in used)
+        half = _t(df, level) / math.sqrt(sum(w))
+        self.value = math.exp(mean)
+        self.lo, self.hi = math.exp(mean - half), math.exp(mean + half)
+        self.q = sum(x * (y - mean) ** 2 for x, y in zip(w, logs))
+        if self.k > 1:
+            from scipy import stats
+            self.p = float(stats.chi2.sf(self.q, self.k - 1))
+
+    @property
+    def has_ci(self):
+        return self.lo is not None
+
+    def same(self, margin=EQUIV_MARGIN):
+        """"same" when the CI lies inside [1 / @margin, @margin],
+        "differs" when it lies outside, else "inconclusive"."""
+        if not self.has_ci:
+            return "no data"
+        if _no_effect(self, margin):
+            return "same"
+        if self.lo > margin or self.hi < 1 / margin:
+            return "differs"
+        return "inconclusive"
+
+    def fmt(self):
+        if not self.has_ci:
+            return "–"
+        return "%.3f [%.3f, %.3f]" % (self.value, self.lo, self.hi)
+
+
 def weakest(judgements):
     """A claim against several baselines holds only as far as it holds
     against each: the weakest verdict (VERDICTS' order) stands."""
