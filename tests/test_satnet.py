@@ -186,11 +186,15 @@ def test_pooled_ratio_weighs_each_cell_by_its_precision():
     disagree; a cell with no spread is left out, not weighed at
     infinity."""
     E = stats.Estimate
+
+    def verdict(pool):
+        return stats.judge_same(pool, True, pool.runs).verdict
+
     same = [(E([1.0, 1.1, 0.9, 1.0, 1.05]), E([1.0, 1.1, 0.9, 1.0, 1.05]))
             for _ in range(3)]
     p = stats.Pooled(same)
     assert p.k == 3 and math.isclose(p.value, 1.0)
-    assert p.same() == "same" and p.q < 1e-9 and p.p > 0.99
+    assert verdict(p) == "reproduced" and p.q < 1e-9 and p.p > 0.99
     one = stats.Ratio(same[0][1], same[0][0])
     assert p.hi - p.lo < one.hi - one.lo
     # by hand: two cells, ratios 1.2 and 0.9, the first four times as
@@ -210,11 +214,13 @@ def test_pooled_ratio_weighs_each_cell_by_its_precision():
     far = stats.Pooled([(E(tight), E(tight)),
                         (E(tight), E([2 * x for x in tight]))])
     assert far.p < 0.001
-    assert stats.Pooled([(E(tight), E([1.5 * x for x in tight]))]).same() \
-        == "differs"
+    assert verdict(stats.Pooled([(E(tight), E([1.5 * x for x in tight]))])) \
+        == "contradicted"
+    # fewer than 3 runs an arm in a cell: a pilot, as a cell alone is
+    assert verdict(stats.Pooled([(E(tight[:2]), E(tight[:2]))])) == "pilot"
     flat = stats.Pooled([(E([1.0, 1.0]), E([1.0, 1.0]))] + same[:1])
     assert (flat.k, flat.left_out) == (1, 1)
-    assert stats.Pooled([]).same() == "no data"
+    assert verdict(stats.Pooled([])) == "no data"
     assert stats.Pooled([]).fmt() == "–"
 
 

@@ -760,7 +760,8 @@ def pooled_lines(by_path):
         pool = stats.Pooled(by_path[name])
         lines.append("| %s | %d%s | %s | %s | %s |" % (
             name, pool.k, " (%d left out: no spread)" % pool.left_out
-            if pool.left_out else "", pool.fmt(), pool.same(),
+            if pool.left_out else "", pool.fmt(),
+            same_word(stats.judge_same(pool, True, pool.runs).verdict),
             "Q %.1f, p %.2f" % (pool.q, pool.p) if pool.p is not None
             else "–"))
     return lines

@@ -328,13 +328,17 @@ class Pooled:
     with its p-value says whether the cells disagree with one another
     beyond their noise.  @cells: [(A, B)] Estimates; a cell with no
     spread or fewer than 2 runs an arm cannot be weighed and is left
-    out (self.left_out)."""
+    out (self.left_out).  judge_same() judges it as it judges one
+    cell's Ratio, @runs the fewest runs an arm of a cell weighed."""
+
+    diff, zero = None, False
 
     def __init__(self, cells, level=LEVEL):
         used = [(a, b) for a, b in cells if a.n > 1 and b.n > 1 and
                 a.mean and b.mean and a.mean > 0 and b.mean > 0 and
                 (a.sd or b.sd)]
         self.k, self.left_out = len(used), len(cells) - len(used)
+        self.runs = min((min(a.n, b.n) for a, b in used), default=0)
         self.value = self.lo = self.hi = self.q = self.p = None
         if not used:
             return
@@ -354,17 +358,6 @@ class Pooled:
     @property
     def has_ci(self):
         return self.lo is not None
-
-    def same(self, margin=EQUIV_MARGIN):
-        """"same" when the CI lies inside [1 / @margin, @margin],
-        "differs" when it lies outside, else "inconclusive"."""
-        if not self.has_ci:
-            return "no data"
-        if _no_effect(self, margin):
-            return "same"
-        if self.lo > margin or self.hi < 1 / margin:
-            return "differs"
-        return "inconclusive"
 
     def fmt(self):
         if not self.has_ci:
