@@ -1470,17 +1470,41 @@ def test_gate_gives_parameters_back(tmp_path, monkeypatch):
     assert g.held == {}
 
 
-def test_cpu_use_flags_a_busy_run(tmp_path):
+def test_own_ehash_sets_the_childrens_table_and_puts_the_parents_back(
+        tmp_path):
+    from satnet import host
+    knob = tmp_path / "tcp_child_ehash_entries"
+    knob.write_text("0\n")
+    with host.own_ehash(1024, str(knob)):
+        assert knob.read_text() == "1024"
+    assert knob.read_text() == "0"
+    with pytest.raises(RuntimeError):
+        with host.own_ehash(64, str(knob)):
+            raise RuntimeError("ip netns add failed")
+    assert knob.read_text() == "0"
+    with host.own_ehash(64, str(tmp_path / "absent")):
+        pass
+    assert not (tmp_path / "absent").exists()
+
+
+def test_cpu_use_is_the_elapsed_time_less_idle(tmp_path):
+    """Busy time is what the CPUs did not spend idle; the sampled user
+    and system ticks are not read."""
     from satnet import measure
+    hz = os.sysconf("SC_CLK_TCK")
     stat = tmp_path / "stat"
-    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 1 2 3 4\n")
-    t0 = measure.cpu_ticks(str(stat))
-    assert t0 == (200, 1000)
-    stat.write_text("cpu  400 0 300 900 0 0 0 0 0 0\n")
-    use = measure.cpu_use(t0, measure.cpu_ticks(str(stat)))
-    assert use["busy_share"] == 0.8333 and use["cpu_bound"]
-    stat.write_text("cpu  110 0 110 1780 0 0 0 0 0 0\n")
-    use = measure.cpu_use(t0, measure.cpu_ticks(str(stat)))
+
+    def at(idle, now, busy_ticks=0):
+        stat.write_text("cpu  %d 0 0 %d 0 0 0 0 0 0\ncpu0 1 2 3 4\n"
+                        "cpu1 1 2 3 4\nintr 5\n" % (busy_ticks, idle))
+        return measure.cpu_times(str(stat), now=now)
+
+    t0 = at(800 * hz // 100, 100.0)
+    assert t0 == (8.0, 2, 100.0)
+    use = measure.cpu_use(t0, at(t0[0] * hz + 2 * hz, 110.0, 10 ** 6))
+    assert use["busy_share"] == 0.9 and use["cpu_bound"]
+    assert use["cpus"] == 2
+    use = measure.cpu_use(t0, at(t0[0] * hz + 19.6 * hz, 110.0))
     assert use["busy_share"] == 0.02 and not use["cpu_bound"]
     rec = fixture_records()[0]
     rec["host"]["cpu"] = use

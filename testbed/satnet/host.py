@@ -265,6 +265,40 @@ def sysctl_write(ns, key, value):
             f.write(str(value))
 
 
+# A network namespace shares the host's table of established sockets
+# (16384 buckets in a 2 GB guest) unless net.ipv4.tcp_child_ehash_entries
+# (Linux 6.1 on) was set in its parent when it was made.  A sock_diag dump
+# walks every bucket: under the virtual clock 0.7 ms of the guest's CPU,
+# and castate samples 20 times a second.  Ours get a table of their own;
+# at 1024 buckets the kernel's limits derived from it stay above what a
+# flow needs (512 sockets in TIME_WAIT, a SYN backlog of 128).
+NETNS_EHASH = 1024
+CHILD_EHASH = "/proc/sys/net/ipv4/tcp_child_ehash_entries"
+_ehash_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def own_ehash(entries=NETNS_EHASH, path=CHILD_EHASH):
+    """Namespaces made inside get their own @entries-bucket table of
+    established sockets; the parent's setting is put back after (a kernel
+    without the sysctl makes them as before)."""
+    with _ehash_lock:
+        try:
+            with open(path) as f:
+                old = f.read().strip()
+        except FileNotFoundError:
+            old = None
+        if old is not None:
+            with open(path, "w") as f:
+                f.write(str(entries))
+        try:
+            yield
+        finally:
+            if old is not None:
+                with open(path, "w") as f:
+                    f.write(old)
+
+
 def disable_ipv6(ns):
     """No IPv6 in namespace @ns, on its devices and on those to come: no
     router solicitations, DAD or MLD among the packets a test counts."""

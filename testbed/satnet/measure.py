@@ -34,22 +34,30 @@ class SelfCheckError(RuntimeError):
 CPU_BOUND = 0.5     # a run whose CPU was busier measured the CPU
 
 
-def cpu_ticks(path="/proc/stat"):
-    """(busy, total) jiffies of every CPU of this machine: all namespaces
-    share them, so this is the whole guest's load."""
+def cpu_times(path="/proc/stat", now=None):
+    """(idle seconds summed over the online CPUs, their number, the
+    monotonic time): all namespaces share them, so this is the whole
+    machine's load.  With the tick stopped in idle (NO_HZ, as Debian's
+    kernels) /proc/stat's idle and iowait are measured, but its user and
+    system are ticks sampled at HZ, which a thread woken on the tick's
+    grid (castate's sampler) can dodge or fill: busy time is the elapsed
+    time less idle."""
     with open(path) as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
+        lines = f.read().splitlines()
+    fields = [int(x) for x in lines[0].split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # + iowait
-    total = sum(fields[:8])                 # guest time is inside user
-    return total - idle, total
+    cpus = sum(1 for ln in lines[1:] if re.match(r"cpu\d", ln))
+    return (idle / os.sysconf("SC_CLK_TCK"), cpus or 1,
+            time.monotonic() if now is None else now)
 
 
 def cpu_use(before, after):
-    """The share of CPU time the machine was busy between two cpu_ticks(),
-    and whether that makes the run CPU-bound."""
-    busy, total = after[0] - before[0], after[1] - before[1]
-    share = busy / total if total > 0 else 0.0
-    return {"busy_share": round(share, 4), "cpus": os.cpu_count(),
+    """The share of CPU time the machine was busy between two
+    cpu_times(), and whether that makes the run CPU-bound."""
+    span = (after[2] - before[2]) * after[1]
+    busy = span - (after[0] - before[0])
+    share = min(1.0, max(0.0, busy / span)) if span > 0 else 0.0
+    return {"busy_share": round(share, 4), "cpus": after[1],
             "cpu_bound": share > CPU_BOUND}
 
 

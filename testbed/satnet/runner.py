@@ -269,13 +269,13 @@ def measure_point(pt, topo, check):
     ccs = [pt.exp.catalogue[v].cc for v in variants]
     before = snapshot(topo)
     measure.check_idle(before["qdisc"])
-    cpu0 = measure.cpu_ticks()
+    cpu0 = measure.cpu_times()
     with PathSchedule(topo.schedule_steps(pt.duration),
                       topo.tc_batch) as schedule:
         flows = together(lambda i, barrier, cc: _flow(topo, i, barrier, cc,
                                                       pt.duration),
                          [{"cc": cc} for cc in ccs], action=schedule.start)
-    cpu = measure.cpu_use(cpu0, measure.cpu_ticks())
+    cpu = measure.cpu_use(cpu0, measure.cpu_times())
     applied = schedule.result()
     after = snapshot(topo)
     for i, (f, v) in enumerate(zip(flows, variants)):

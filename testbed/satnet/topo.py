@@ -27,7 +27,7 @@ import itertools
 import os
 import subprocess
 
-from .host import (TopologyError, ip_batch, modprobe, netns,
+from .host import (TopologyError, ip_batch, modprobe, netns, own_ehash,
                    prepare_programs, prepare_tclib, remove_netns, run,
                    sysctl_write, tc_env)
 from .scenario import ACCESS_DELAY_MS, ACCESS_RATE_BPS, GE_KEYS
@@ -143,7 +143,8 @@ class Topology:
         # One ip for all (in the VM each program started costs a few dozen
         # 9p requests); down() removes whatever part of them exists.
         self.created = self.all_ns()
-        ip_batch(["netns add " + ns for ns in self.created])
+        with own_ehash():
+            ip_batch(["netns add " + ns for ns in self.created])
         self.links()
         self.addresses()
         self.offloads()

@@ -14,7 +14,7 @@ import pytest
 
 from satnet import castate, measure, record
 from satnet.experiment import load_experiment
-from satnet.host import run
+from satnet.host import CHILD_EHASH, NETNS_EHASH, run
 from satnet.paths import TOP
 from satnet.runner import load_cc, measure_point
 from satnet.scenario import load_profile, load_scenario
@@ -43,6 +43,13 @@ def test_topology_comes_up_and_tears_down_cleanly():
                      "generic-segmentation-offload: off",
                      "generic-receive-offload: off"):
             assert feat in off
+        # Their own table of established sockets (positive: not the
+        # host's), which the samplers' dumps walk; the host's setting back.
+        for ns in topo.all_ns():
+            assert topo.read_sysctls(ns, ["net.ipv4.tcp_ehash_entries"]) \
+                == {"net.ipv4.tcp_ehash_entries": str(NETNS_EHASH)}
+    with open(CHILD_EHASH) as f:
+        assert f.read().strip() == "0"
     assert topo.pfx not in netns_list()
 
 
