@@ -278,25 +278,32 @@ _ehash_lock = threading.Lock()
 
 
 @contextlib.contextmanager
+def sysctl_set(path, value):
+    """The /proc/sys file @path holds @value meanwhile, then what it held
+    before (nothing is done where the kernel has no such file)."""
+    try:
+        with open(path) as f:
+            old = f.read().strip()
+    except FileNotFoundError:
+        old = None
+    if old is not None:
+        with open(path, "w") as f:
+            f.write(str(value))
+    try:
+        yield
+    finally:
+        if old is not None:
+            with open(path, "w") as f:
+                f.write(old)
+
+
+@contextlib.contextmanager
 def own_ehash(entries=NETNS_EHASH, path=CHILD_EHASH):
     """Namespaces made inside get their own @entries-bucket table of
     established sockets; the parent's setting is put back after (a kernel
     without the sysctl makes them as before)."""
-    with _ehash_lock:
-        try:
-            with open(path) as f:
-                old = f.read().strip()
-        except FileNotFoundError:
-            old = None
-        if old is not None:
-            with open(path, "w") as f:
-                f.write(str(entries))
-        try:
-            yield
-        finally:
-            if old is not None:
-                with open(path, "w") as f:
-                    f.write(old)
+    with _ehash_lock, sysctl_set(path, entries):
+        yield
 
 
 def disable_ipv6(ns):

@@ -41,7 +41,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path[:0] = [TOP, os.path.join(TOP, "tests"),
+sys.path[:0] = [TOP, os.path.join(TOP, "testbed"), os.path.join(TOP, "tests"),
                 os.path.dirname(os.path.abspath(__file__))]
 
 ME = os.path.abspath(__file__)
@@ -225,7 +225,8 @@ if __name__ == "__main__":
 import pytest  # noqa: E402
 
 from satnet.paths import MODULES  # noqa: E402
-from satnet.host import modprobe, prepare_tclib, run  # noqa: E402
+from satnet.host import (modprobe, prepare_tclib, run,  # noqa: E402
+                         sysctl_set)
 
 CGROOT = "/sys/fs/cgroup"
 CLONE_SYSCTL = "/proc/sys/kernel/unprivileged_userns_clone"
@@ -259,21 +260,9 @@ def searchable(path):
         os.chmod(path, mode)
 
 
-@contextlib.contextmanager
 def clone_sysctl():
     """Unprivileged user namespaces allowed meanwhile."""
-    saved = None
-    if os.path.exists(CLONE_SYSCTL):
-        with open(CLONE_SYSCTL) as f:
-            saved = f.read()
-        with open(CLONE_SYSCTL, "w") as f:
-            f.write("1")
-    try:
-        yield
-    finally:
-        if saved is not None:
-            with open(CLONE_SYSCTL, "w") as f:
-                f.write(saved)
+    return sysctl_set(CLONE_SYSCTL, 1)
 
 
 def probe(prefix, what, check=True):
