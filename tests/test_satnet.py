@@ -1004,6 +1004,10 @@ def test_every_option_has_help():
 def test_list_and_bad_input():
     r = satnet("list", "variants")
     assert r.returncode == 0 and "tcp-r" in r.stdout
+    r = satnet("list", "scenarios")
+    clocks = {ln.split()[0]: ln.split()[1] for ln in r.stdout.splitlines()
+              if ln.startswith("  ")}
+    assert clocks["geo"] == "virtual" and clocks["leo-ge"] == "real"
     r = satnet("list", "colours")
     assert r.returncode == 2 and "unknown kind" in r.stderr
     r = satnet("run", "no-such-experiment", "--dry-run")

@@ -118,11 +118,14 @@ def cmd_list(a):
             print("  %-16s %-30s %s [%s]" % (e.name, e.source[:30],
                                              _first_line(e.title), quick))
     if "scenarios" in what:
-        print("scenarios (testbed/scenarios/NAME.toml):")
+        print("scenarios (testbed/scenarios/NAME.toml), each with the "
+              "clock satnet run uses for it:")
         for p in sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.toml"))):
             with open(p, "rb") as f:
-                src = tomllib.load(f).get("source", "")
-            print("  %-16s %s" % (os.path.basename(p)[:-5], _first_line(src)))
+                sc = tomllib.load(f)
+            print("  %-16s %-7s %s" % (os.path.basename(p)[:-5],
+                                       sc.get("run", {}).get("clock", "real"),
+                                       _first_line(sc.get("source", ""))))
     if "variants" in what:
         print("variants (testbed/variants.toml):")
         for v in xp.load_variants().values():
