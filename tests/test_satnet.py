@@ -1641,7 +1641,7 @@ def test_the_summary_names_each_clock_and_its_points(monkeypatch, capsys):
     assert cli.cmd_run(a) == 0
     err = capsys.readouterr().err
     assert "on the virtual clock (4 points), 2 guests at once, then on " \
-        "the real clock (4 points)\n" in err, err
+        "the real clock (4 points) (virtual minutes: " in err, err
     cli.cmd_run(run_args("--dry-run", "--results", "/nonexistent",
                          "--clock", "real"))
     err = capsys.readouterr().err
@@ -1669,7 +1669,8 @@ def test_the_estimate_counts_the_guests(tmp_path):
         one.stderr
     # 8 points of 10 s, 4 a guest: 4 * 60 s / 3 = 80 s
     assert "about 1 min at width 3 on the virtual clock, 2 guests at " \
-        "once" in two.stderr
+        "once (virtual minutes: " in two.stderr
+    assert "virtual minutes" not in one.stderr
     assert one.stdout == two.stdout     # the same records
 
 

@@ -286,6 +286,13 @@ def check_built():
              (", ".join(missing), TOP))
 
 
+# The estimate counts guest seconds; how many wall seconds they take on
+# the virtual clock depends on the path's packet rate and the host's load.
+VIRTUAL_PACE = (" (virtual minutes: on a quiet host they pass faster than "
+                "wall minutes, on a busy one slower; docs/testbed.md, "
+                "\"What sets the virtual clock's pace\")")
+
+
 def estimate_s(points, width):
     together = sum(p.duration + 50 for p in points
                    if p.variant != "mix" and not alone(p))
@@ -371,13 +378,15 @@ def cmd_run(a):
         n = 1 if here else guest_count(ga)
         runs.append((ga, [s for s in split(pts, n, a.width) if s] or [[]]))
     print("satnet: %d points, %d stored, %d to run%s, about %.0f min at "
-          "width %d%s" % (len(points), len(points) - left, left,
-                          ", %d of them here" % len(todo) if a.only else "",
-                          sum(max(estimate_s(s, a.width) for s in shares)
-                              for _, shares in runs) / 60,
-                          a.width, "" if here else ", then".join(
-                              on_guests(ga, shares, len(runs) > 1)
-                              for ga, shares in runs)),
+          "width %d%s%s" % (len(points), len(points) - left, left,
+                            ", %d of them here" % len(todo) if a.only else "",
+                            sum(max(estimate_s(s, a.width) for s in shares)
+                                for _, shares in runs) / 60,
+                            a.width, "" if here else ", then".join(
+                                on_guests(ga, shares, len(runs) > 1)
+                                for ga, shares in runs),
+                            VIRTUAL_PACE if any(ga.clock == "virtual"
+                                                for ga, _ in runs) else ""),
           file=sys.stderr)
     if a.dry_run:
         for p in todo:
