@@ -3,6 +3,7 @@
 the report (from records of real runs) and the command line.  No root."""
 
 import csv
+import functools
 import glob
 import json
 import math
@@ -341,6 +342,51 @@ def test_trend_with_a_mean_of_zero_has_no_value():
         "reproduced"
 
 
+def test_runs_to_decide_is_where_the_interval_leaves_the_open_band():
+    """An inconclusive ratio with the spread kept: the count returned
+    decides it and one run fewer does not, for each kind of rule."""
+    a, b = stats.Estimate([1.05, 1.2, 1.35]), stats.Estimate([1.0, 1.1,
+                                                              0.9])
+    r = stats.Ratio(a, b)
+    cases = [(stats.judge_better, {}),
+             (stats.judge_at_least, {"margin": 1.05}),
+             (stats.judge_same, {"margin": 1.3}),
+             (functools.partial(stats.judge_factor, seed=1.2),
+              {"margin": 1.1})]
+    for rule, kw in cases:
+        assert rule(r, full=True, runs=3, **kw).verdict == "inconclusive"
+        n = stats.runs_to_decide(rule, r, **kw)
+        assert n is not None and 3 < n < stats.RUNS_LIMIT, rule
+        for m, want in ((n - 1, True), (n, False)):
+            g = stats.Ratio(stats.Estimate.like(a, m),
+                            stats.Estimate.like(b, m))
+            assert (rule(g, full=True, runs=m, **kw).verdict ==
+                    "inconclusive") is want, (rule, m)
+    # a path's pool of cells, grown cell by cell
+    pool = stats.Pooled([(b, a), (b, stats.Estimate([1.1, 1.25, 1.25]))])
+    assert stats.judge_same(pool, True, 3).verdict == "inconclusive"
+    n = stats.runs_to_decide(stats.judge_same, pool)
+    verdicts = [stats.judge_same(pool.grown(m), True, m).verdict
+                for m in (n - 1, n)]
+    assert verdicts[0] == "inconclusive" != verdicts[1], (n, verdicts)
+    # a CI at 99 % needs more runs than one at 95 %
+    wide = stats.Ratio(a, b, stats.holm_level(5))
+    assert stats.runs_to_decide(stats.judge_better, wide) > \
+        stats.runs_to_decide(stats.judge_better, r)
+
+
+def test_runs_to_decide_gives_up_on_a_boundary_and_without_spread():
+    # non-inferiority at exactly 1 / margin: no run count leaves it
+    b = stats.Estimate([1.0, 1.1, 0.9])
+    on = stats.Estimate([v / 1.1 for v in b.values])
+    assert stats.runs_to_decide(stats.judge_at_least,
+                                stats.Ratio(on, b)) is None
+    assert stats.runs_to_decide(stats.judge_better, stats.Ratio(
+        stats.Estimate([2.0]), b)) is None
+    assert stats.runs_to_decide(stats.judge_better, stats.Ratio(
+        stats.Estimate(ZERO), b)) is None
+
+
 @pytest.mark.parametrize("r,seed,verdict,direction,magnitude", [
     # the issue's cases: 1.84x is not 3x; 0.99 refutes 1.45
     ((1.84, 1.17, 2.50), 3.0, "direction reproduced, magnitude open",
@@ -457,6 +503,20 @@ def test_across_the_sweep_verdicts(tmp_path, form, b, sense, tcpr, verdict):
     ours, j = report.judge(c, SweepRuns(data))
     assert j.verdict == verdict, ours
     assert "at 300" in ours and "at 600" in ours, ours
+
+
+def test_an_inconclusive_claim_says_how_many_runs_would_decide_it(tmp_path):
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", grows = true')
+    ours, j = report.judge(c, SweepRuns({("tcp-r", 300): ONE,
+                                         ("tcp-r", 600): WILD}))
+    want = stats.runs_to_decide(stats.judge_better, stats.Ratio(
+        stats.Estimate(WILD), stats.Estimate(ONE)), margin=c.margin)
+    assert j.verdict == "inconclusive" and j.decide == want > 3, ours
+    assert "about %d runs an arm would decide it" % want in \
+        stats.decide_note(j)
+    assert stats.decide_note(stats.Judgement("reproduced")) == ""
+    j.decide = None
+    assert "would not decide it" in stats.decide_note(j)
 
 
 def test_across_the_sweep_pilot_and_not_run(tmp_path):

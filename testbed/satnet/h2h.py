@@ -129,17 +129,17 @@ def summary_table(exps):
         if not a or not b:
             continue
         runs = min(a["share"].n, b["share"].n)
-        verdict = stats.judge_at_least(
-            stats.Ratio(a["share"], b["share"]), res.mode == "full",
-            runs).verdict
+        r = stats.Ratio(a["share"], b["share"])
+        j = stats.judge_at_least(r, res.mode == "full", runs)
+        if j.verdict == "inconclusive":
+            j.decide = stats.runs_to_decide(stats.judge_at_least, r)
         out = ", ".join(r["variant"] for r in table if flagged(r)) or "–"
         lines.append("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | "
-                     "**%s** | %s |" % (
+                     "**%s**%s | %s |" % (
                          res.exp.name[len(PREFIX):], _limit(res),
                          a["variant"], _pct(a["share"]), _pct(a["retrans"]),
                          b["variant"], _pct(b["share"]), _pct(b["retrans"]),
-                         stats.Ratio(a["share"], b["share"]).fmt(),
-                         verdict, out))
+                         r.fmt(), j.verdict, stats.decide_note(j), out))
     return lines
 
 

@@ -5,6 +5,7 @@ records only; nothing is run.
 """
 
 import csv
+import functools
 import os
 import re
 
@@ -300,21 +301,37 @@ def judge(claim, res, pool=None):
                               if lower else "")
     text = "%s: %s; %s: %s; %s" % (claim.spec["a"], a.fmt(),
                                    claim.spec["b"], b.fmt(), cmp)
-    return text, rule(r, full, _runs(a, b), **kw)
+    return text, decided(rule(r, full, _runs(a, b), **kw), [(rule, r, kw)])
+
+
+def decided(j, tests):
+    """@j, and when it is inconclusive the runs an arm that would decide
+    it: each of @tests [(rule, Ratio, kw)] that is inconclusive on its
+    own must be decided, so the most any of them needs (None: one of
+    them would not be decided within stats.RUNS_LIMIT)."""
+    if j.verdict != "inconclusive":
+        return j
+    need = [stats.runs_to_decide(rule, r, **kw) for rule, r, kw in tests
+            if rule(r, full=True, runs=_runs(*r.num, *r.den),
+                    **kw).verdict == "inconclusive"]
+    j.decide = max(need) if need and None not in need else None
+    return j
 
 
 def judge_ratio(claim, res, full):
     """A against each baseline of the claim: the weakest verdict stands."""
     num = res.estimate(claim.spec["num"], claim.at, claim.metric)
-    parts, js = [], []
+    parts, js, tests = [], [], []
+    rule = functools.partial(stats.judge_factor, seed=claim.spec["seed"])
     for v in claim.spec["den"]:
         den = res.estimate(v, claim.at, claim.metric)
         r = stats.Ratio(num, den)
-        js.append(stats.judge_factor(r, claim.spec["seed"], full,
-                                     _runs(num, den), claim.margin))
+        js.append(rule(r, full=full, runs=_runs(num, den),
+                       margin=claim.margin))
+        tests.append((rule, r, {"margin": claim.margin}))
         parts.append("%s%s %s (n=%d/%d)" % ("-" if r.diff else "/", v,
                                               r.fmt(), num.n, den.n))
-    return "; ".join(parts), stats.weakest(js)
+    return "; ".join(parts), decided(stats.weakest(js), tests)
 
 
 def judge_best(claim, res, full):
@@ -327,15 +344,16 @@ def judge_best(claim, res, full):
     best = None
     for o in ours:
         eo = res.estimate(o, claim.at, claim.metric)
-        js = []
+        js, tests = [], []
         for t in theirs:
-            et = res.estimate(t, claim.at, claim.metric)
-            js.append(stats.judge_better(stats.Ratio(eo, et, level), full,
-                                         _runs(eo, et)))
+            r = stats.Ratio(eo, res.estimate(t, claim.at, claim.metric),
+                            level)
+            js.append(stats.judge_better(r, full, _runs(*r.num, *r.den)))
+            tests.append((stats.judge_better, r, {}))
         j = stats.weakest(js)
         rank = stats.VERDICTS.index(j.verdict)
         if best is None or rank < best[0]:
-            best = (rank, o, j)
+            best = (rank, o, decided(j, tests))
     _, o, j = best
     eo = res.estimate(o, claim.at, claim.metric)
     return ("strongest of ours: %s %s; CIs at %.1f %% (Holm, %d of ours)" %
@@ -374,8 +392,9 @@ def judge_across(claim, res, full):
     else:
         what += " " + r.fmt()
     rule = stats.judge_better if claim.form == "trend" else stats.judge_same
-    j = rule(r.inverse() if s.get("falls") else r, full,
-             _runs(*est.values()), claim.margin)
+    r = r.inverse() if s.get("falls") else r
+    j = decided(rule(r, full, _runs(*est.values()), claim.margin),
+                [(rule, r, {"margin": claim.margin})])
     text = "; ".join("%s at %s: %s" % (v, _value(pt), est[v, end].fmt())
                      for v in claim.variants() for end, pt in ends)
     return "%s; %s" % (text, what), j
@@ -451,8 +470,9 @@ def claims_table(exps, results):
             seed[j.verdict] += 1
             runs = ClaimRuns(c, res, results)
             old = sum(runs.stale(c.variants(), p) for p in c.points())
-            verdict = "**%s**%s" % (j.verdict, " (%d stale runs)" % old
-                                    if old else "")
+            verdict = "**%s**%s%s" % (j.verdict, stats.decide_note(j),
+                                      " (%d stale runs)" % old
+                                      if old else "")
             why = c.why if j.verdict in DISAGREE else ""
             if c.form == "na":
                 why = c.spec
@@ -758,10 +778,13 @@ def pooled_lines(by_path):
              stats.EQUIV_MARGIN, "|---|---|---|---|---|"]
     for name in sorted(by_path):
         pool = stats.Pooled(by_path[name])
-        lines.append("| %s | %d%s | %s | %s | %s |" % (
+        j = stats.judge_same(pool, True, pool.runs)
+        if j.verdict == "inconclusive":
+            j.decide = stats.runs_to_decide(stats.judge_same, pool)
+        lines.append("| %s | %d%s | %s | %s%s | %s |" % (
             name, pool.k, " (%d left out: no spread)" % pool.left_out
             if pool.left_out else "", pool.fmt(),
-            same_word(stats.judge_same(pool, True, pool.runs).verdict),
+            same_word(j.verdict), stats.decide_note(j),
             "Q %.1f, p %.2f" % (pool.q, pool.p) if pool.p is not None
             else "–"))
     return lines

@@ -13,6 +13,7 @@ import statistics
 LEVEL = 0.95
 MIN_RUNS = 3            # fewer runs per arm, or shorter runs: a pilot
 EQUIV_MARGIN = 1.10     # ratios within [1/1.10, 1.10] are "no effect"
+RUNS_LIMIT = 200        # runs_to_decide() looks no further
 
 # Strongest first; "weakest" of several is the last in this order.
 VERDICTS = ("reproduced", "direction reproduced, magnitude open",
@@ -39,6 +40,15 @@ class Estimate:
         self.sd = statistics.stdev(self.values) if self.n > 1 else None
         self.half = _t(self.n - 1) * self.sd / math.sqrt(self.n) \
             if self.n > 1 else None
+
+    @classmethod
+    def like(cls, e, n):
+        """@e's mean and SD over @n runs: what more runs would give if
+        they kept the spread seen so far."""
+        s = cls(e.values)
+        s.n = n
+        s.half = _t(n - 1) * s.sd / math.sqrt(n)
+        return s
 
     @property
     def lo(self):
@@ -90,7 +100,7 @@ class Ratio:
 
     def _fit(self, num, den, level):
         """The product of the means @num over that of the means @den."""
-        self.num, self.den = num, den
+        self.num, self.den, self.level = num, den, level
         self.value = self.lo = self.hi = self.diff = None
         self.zero = False
         ests = num + den
@@ -113,6 +123,17 @@ class Ratio:
     @property
     def has_ci(self):
         return self.lo is not None
+
+    @property
+    def estimates(self):
+        return self.num + self.den
+
+    def grown(self, n):
+        """The same ratio with every arm at @n runs (Estimate.like)."""
+        r = copy.copy(self)
+        r._fit([Estimate.like(e, n) for e in self.num],
+               [Estimate.like(e, n) for e in self.den], self.level)
+        return r
 
     def inverse(self):
         """B / A with the same interval, inverted."""
@@ -193,6 +214,9 @@ class Judgement:
     def __init__(self, verdict, direction="–", magnitude="–"):
         self.verdict, self.direction, self.magnitude = \
             verdict, direction, magnitude
+        # runs an arm that would decide an inconclusive verdict
+        # (runs_to_decide()), when someone asked
+        self.decide = None
 
     def __repr__(self):
         return "Judgement(%r, %r, %r)" % (self.verdict, self.direction,
@@ -337,6 +361,7 @@ class Pooled:
         used = [(a, b) for a, b in cells if a.n > 1 and b.n > 1 and
                 a.mean and b.mean and a.mean > 0 and b.mean > 0 and
                 (a.sd or b.sd)]
+        self.used, self.level = used, level
         self.k, self.left_out = len(used), len(cells) - len(used)
         self.runs = min((min(a.n, b.n) for a, b in used), default=0)
         self.value = self.lo = self.hi = self.q = self.p = None
@@ -359,10 +384,47 @@ class Pooled:
     def has_ci(self):
         return self.lo is not None
 
+    @property
+    def estimates(self):
+        return [e for cell in self.used for e in cell]
+
+    def grown(self, n):
+        """The same pool with every arm of every cell at @n runs."""
+        return Pooled([(Estimate.like(a, n), Estimate.like(b, n))
+                       for a, b in self.used], self.level)
+
     def fmt(self):
         if not self.has_ci:
             return "–"
         return "%.3f [%.3f, %.3f]" % (self.value, self.lo, self.hi)
+
+
+def runs_to_decide(rule, r, **kw):
+    """The fewest runs an arm (every arm alike, at full length) at which
+    @rule(@r) (a Ratio, Trend or Pooled) would no longer say
+    "inconclusive" if the runs to come
+    kept the means and spreads measured so far: a power estimate from
+    the runs made, not a promise.  None when @r has no interval (a mean
+    of 0, a single run) or RUNS_LIMIT runs would not do (a ratio on a
+    boundary of the rule)."""
+    if r.diff or r.zero or not r.has_ci:
+        return None
+    for n in range(max(e.n for e in r.estimates) + 1, RUNS_LIMIT + 1):
+        if rule(r.grown(n), full=True, runs=n, **kw).verdict != \
+                "inconclusive":
+            return n
+    return None
+
+
+def decide_note(j):
+    """What an inconclusive verdict needs, as the verdict cell says it."""
+    if j.verdict != "inconclusive":
+        return ""
+    if j.decide is None:
+        return " (more runs would not decide it: a ratio on the rule's " \
+            "boundary, or no spread to go by)"
+    return " (about %d runs an arm would decide it, if the spread holds)" \
+        % j.decide
 
 
 def weakest(judgements):
