@@ -130,9 +130,8 @@ def summary_table(exps):
             continue
         runs = min(a["share"].n, b["share"].n)
         r = stats.Ratio(a["share"], b["share"])
-        j = stats.judge_at_least(r, res.mode == "full", runs)
-        if j.verdict == "inconclusive":
-            j.decide = stats.runs_to_decide(stats.judge_at_least, r)
+        j = stats.decided(stats.judge_at_least(r, res.mode == "full", runs),
+                          [(stats.judge_at_least, r, {})])
         out = ", ".join(r["variant"] for r in table if flagged(r)) or "–"
         lines.append("| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | "
                      "**%s**%s | %s |" % (

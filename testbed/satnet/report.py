@@ -301,21 +301,8 @@ def judge(claim, res, pool=None):
                               if lower else "")
     text = "%s: %s; %s: %s; %s" % (claim.spec["a"], a.fmt(),
                                    claim.spec["b"], b.fmt(), cmp)
-    return text, decided(rule(r, full, _runs(a, b), **kw), [(rule, r, kw)])
-
-
-def decided(j, tests):
-    """@j, and when it is inconclusive the runs an arm that would decide
-    it: each of @tests [(rule, Ratio, kw)] that is inconclusive on its
-    own must be decided, so the most any of them needs (None: one of
-    them would not be decided within stats.RUNS_LIMIT)."""
-    if j.verdict != "inconclusive":
-        return j
-    need = [stats.runs_to_decide(rule, r, **kw) for rule, r, kw in tests
-            if rule(r, full=True, runs=_runs(*r.num, *r.den),
-                    **kw).verdict == "inconclusive"]
-    j.decide = max(need) if need and None not in need else None
-    return j
+    return text, stats.decided(rule(r, full, _runs(a, b), **kw),
+                               [(rule, r, kw)])
 
 
 def judge_ratio(claim, res, full):
@@ -331,7 +318,7 @@ def judge_ratio(claim, res, full):
         tests.append((rule, r, {"margin": claim.margin}))
         parts.append("%s%s %s (n=%d/%d)" % ("-" if r.diff else "/", v,
                                               r.fmt(), num.n, den.n))
-    return "; ".join(parts), decided(stats.weakest(js), tests)
+    return "; ".join(parts), stats.decided(stats.weakest(js), tests)
 
 
 def judge_best(claim, res, full):
@@ -348,12 +335,12 @@ def judge_best(claim, res, full):
         for t in theirs:
             r = stats.Ratio(eo, res.estimate(t, claim.at, claim.metric),
                             level)
-            js.append(stats.judge_better(r, full, _runs(*r.num, *r.den)))
+            js.append(stats.judge_better(r, full, _runs(*r.estimates)))
             tests.append((stats.judge_better, r, {}))
         j = stats.weakest(js)
         rank = stats.VERDICTS.index(j.verdict)
         if best is None or rank < best[0]:
-            best = (rank, o, decided(j, tests))
+            best = (rank, o, stats.decided(j, tests))
     _, o, j = best
     eo = res.estimate(o, claim.at, claim.metric)
     return ("strongest of ours: %s %s; CIs at %.1f %% (Holm, %d of ours)" %
@@ -393,7 +380,7 @@ def judge_across(claim, res, full):
         what += " " + r.fmt()
     rule = stats.judge_better if claim.form == "trend" else stats.judge_same
     r = r.inverse() if s.get("falls") else r
-    j = decided(rule(r, full, _runs(*est.values()), claim.margin),
+    j = stats.decided(rule(r, full, _runs(*est.values()), claim.margin),
                 [(rule, r, {"margin": claim.margin})])
     text = "; ".join("%s at %s: %s" % (v, _value(pt), est[v, end].fmt())
                      for v in claim.variants() for end, pt in ends)
@@ -778,9 +765,8 @@ def pooled_lines(by_path):
              stats.EQUIV_MARGIN, "|---|---|---|---|---|"]
     for name in sorted(by_path):
         pool = stats.Pooled(by_path[name])
-        j = stats.judge_same(pool, True, pool.runs)
-        if j.verdict == "inconclusive":
-            j.decide = stats.runs_to_decide(stats.judge_same, pool)
+        j = stats.decided(stats.judge_same(pool, True, pool.runs),
+                          [(stats.judge_same, pool, {})])
         lines.append("| %s | %d%s | %s | %s%s | %s |" % (
             name, pool.k, " (%d left out: no spread)" % pool.left_out
             if pool.left_out else "", pool.fmt(),

@@ -416,6 +416,20 @@ def runs_to_decide(rule, r, **kw):
     return None
 
 
+def decided(j, tests):
+    """@j, and when it is inconclusive the runs an arm that would decide
+    it: each of @tests [(rule, Ratio or Pooled, kw)] that is inconclusive
+    on its own must be decided, so the most any of them needs (None: one
+    of them would not be decided within RUNS_LIMIT)."""
+    if j.verdict != "inconclusive":
+        return j
+    need = [runs_to_decide(rule, r, **kw) for rule, r, kw in tests
+            if rule(r, full=True, runs=min(e.n for e in r.estimates),
+                    **kw).verdict == "inconclusive"]
+    j.decide = max(need) if need and None not in need else None
+    return j
+
+
 def decide_note(j):
     """What an inconclusive verdict needs, as the verdict cell says it."""
     if j.verdict != "inconclusive":
