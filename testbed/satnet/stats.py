@@ -402,11 +402,10 @@ class Pooled:
 def runs_to_decide(rule, r, **kw):
     """The fewest runs an arm (every arm alike, at full length) at which
     @rule(@r) (a Ratio, Trend or Pooled) would no longer say
-    "inconclusive" if the runs to come
-    kept the means and spreads measured so far: a power estimate from
-    the runs made, not a promise.  None when @r has no interval (a mean
-    of 0, a single run) or RUNS_LIMIT runs would not do (a ratio on a
-    boundary of the rule)."""
+    "inconclusive" if the runs to come kept the means and spreads
+    measured so far: a power estimate from the runs made, not a promise.
+    None when @r has no interval (a mean of 0, a single run) or
+    RUNS_LIMIT runs would not do (a ratio on a boundary of the rule)."""
     if r.diff or r.zero or not r.has_ci:
         return None
     for n in range(max(e.n for e in r.estimates) + 1, RUNS_LIMIT + 1):
