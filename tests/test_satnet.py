@@ -1143,10 +1143,14 @@ def test_run_refuses_results_the_vm_cannot_write(tmp_path):
 
 def test_records_name_their_clock(monkeypatch):
     monkeypatch.delenv("SATNET_CLOCK", raising=False)
-    assert record.clock() == {"mode": "real"}
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert record.clock() == {"mode": "real", "cpus": 2,
+                              "rps_cpus": "00000003"}
     monkeypatch.setenv("SATNET_CLOCK", "virtual")
     monkeypatch.setenv("SATNET_ICOUNT_SHIFT", "2")
-    assert record.clock() == {"mode": "virtual", "icount_shift": 2}
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert record.clock() == {"mode": "virtual", "icount_shift": 2,
+                              "cpus": 1}
 
 
 def test_version_and_a_closed_pipe():

@@ -13,7 +13,7 @@ from satnet import dist
 from satnet.runner import PathSchedule, ScheduleError, together
 from satnet.scenario import (ScenarioError, ber_to_per, ge_loss,
                              load_profile, load_scenario)
-from satnet.topo import Topology, TopologyError
+from satnet.topo import Topology, TopologyError, rps_files, rps_mask
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = sorted(os.path.basename(p)[:-5] for p in
@@ -323,3 +323,14 @@ def test_together_calls_the_start_action_once_as_all_pass():
                     action=lambda: (calls.append(1), started.set())) == \
         [True] * 3
     assert calls == [1]
+
+
+def test_steering_mask_covers_every_cpu_in_sysfs_words():
+    """sysfs takes a CPU mask as 32-bit hex words, high word first; one
+    CPU has nothing to steer between."""
+    assert rps_mask(1) == ""
+    assert rps_mask(2) == "00000003"
+    assert rps_mask(32) == "ffffffff"
+    assert rps_mask(33) == "00000001,ffffffff"
+    assert rps_files("b") == "/sys/class/net/b/queues/rx-0/rps_cpus"
+

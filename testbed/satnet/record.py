@@ -18,6 +18,7 @@ from . import kmod
 from .castate import CA_STATES
 from .checkout import git_state
 from .paths import MODULES, RESULTS_DIR, TOP
+from .topo import rps_mask
 
 SCHEMA = "satnet.run/1"
 REQUIRED = ("schema", "experiment", "mode", "variant", "point", "rep",
@@ -81,11 +82,16 @@ def iperf3_version():
 
 def clock():
     """The guest's clock, as tools/vm-run set it: real, or QEMU's
-    instruction-counted virtual clock with its shift."""
+    instruction-counted virtual clock with its shift.  Its CPUs too, and
+    the mask that steers each flow to one of them (topo.Topology.steer:
+    records of two CPUs without it saw packets reordered)."""
     mode = os.environ.get("SATNET_CLOCK", "real")
     out = {"mode": mode}
     if mode == "virtual":
         out["icount_shift"] = int(os.environ.get("SATNET_ICOUNT_SHIFT", "0"))
+    out["cpus"] = os.cpu_count() or 1
+    if rps_mask(out["cpus"]):
+        out["rps_cpus"] = rps_mask(out["cpus"])
     return out
 
 

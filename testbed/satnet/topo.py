@@ -48,6 +48,20 @@ def red_ewma_log(min_packets, burst):
     raise TopologyError("RED burst %d too large" % burst)
 
 
+def rps_mask(cpus):
+    """The steering mask of all @cpus CPUs as sysfs takes it; "" for one
+    (nothing to steer between)."""
+    if cpus < 2:
+        return ""
+    digits = "%x" % ((1 << cpus) - 1)
+    digits = digits.zfill(-(-len(digits) // 8) * 8)
+    return ",".join(digits[i:i + 8] for i in range(0, len(digits), 8))
+
+
+def rps_files(dev):
+    return "/sys/class/net/%s/queues/rx-0/rps_cpus" % dev
+
+
 def netem_args(direction, extra_ms=0.0):
     """netem options for one band of a satellite stage."""
     args = ["delay", "%.3fms" % (direction.delay_ms + extra_ms)]
@@ -148,6 +162,7 @@ class Topology:
         self.links()
         self.addresses()
         self.offloads()
+        self.steer()
         self.sysctls()
         self.qdiscs()
         if self.sc.epdn_domain:
@@ -216,6 +231,32 @@ class Topology:
             for d in self.devices(ns):
                 run(["ethtool", "-K", d, "tso", "off", "gso", "off", "gro",
                      "off"], ns=ns)
+
+    def steer(self):
+        """Receive packet steering on every veth, by flow hash over all of
+        the guest's CPUs.  A veth hands a packet to the input backlog of
+        the CPU that sent it.  When consecutive packets of one flow leave
+        a qdisc on two CPUs (a netem timer fires on one, a sender runs on
+        the other), each waits in its own CPU's backlog and the later one
+        can go first: milliseconds apart when the host deschedules one
+        vCPU, which a path that models no reordering must not do.  Steered,
+        a flow keeps one backlog.  One CPU cannot reorder; left alone."""
+        mask = rps_mask(os.cpu_count() or 1)
+        if not mask:
+            return
+        lines = []
+        for ns in self.all_ns():
+            files = " ".join(rps_files(d) for d in self.devices(ns))
+            lines.append("ip netns exec %s sh -ec 'for f in %s; do echo %s "
+                         "> $f; done'" % (ns, files, mask))
+        run(["sh", "-e"], inp="\n".join(lines) + "\n")
+
+    def read_rps(self, ns):
+        """{device: its receive queue's steering mask}, as sysfs shows it
+        inside @ns."""
+        out = self.ex(ns, ["cat"] + [rps_files(d)
+                                     for d in self.devices(ns)]).stdout
+        return dict(zip(self.devices(ns), out.split()))
 
     def sysctls(self):
         router = {"net.ipv4.ip_forward": 1,
