@@ -97,10 +97,13 @@ def clock():
 
 def clock_name(meta):
     """A record's clock in words; records from before the field ran on
-    the real clock."""
+    the real clock, and real-clock records from before `cpus` on a
+    guest of two CPUs that did not steer flows (docs/testbed.md)."""
     c = meta.get("clock") or {"mode": "real"}
     if c.get("mode") == "virtual":
         return "virtual (icount shift %s)" % c.get("icount_shift", "?")
+    if "cpus" not in c:
+        return "real (before flow steering)"
     return c.get("mode", "real")
 
 
