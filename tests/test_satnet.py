@@ -1299,6 +1299,8 @@ def test_compare_two_results_folders(tmp_path):
     assert len(rows) == 4, r.stdout
     assert all("(95 % CI" in x and x.rstrip().endswith("|") for x in rows)
     assert "pilot" in r.stdout          # n = 2 in A
+    assert "\nclock: A real (before flow steering); B " in r.stdout, \
+        r.stdout
     r = satnet("compare", res, res)     # a folder is the same as itself
     rows = [x for x in r.stdout.splitlines() if x.startswith("| fx-sweep")]
     assert rows and all(x.rstrip().endswith("| same |") for x in rows), \

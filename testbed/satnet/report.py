@@ -734,15 +734,18 @@ def compare(a_dir, b_dir, metric="goodput", warn=print):
     """Markdown lines: every (experiment, mode, point, variant) stored in
     both folders, B's mean against A's as a ratio with its log-scale CI,
     and whether they are the same within the equivalence margin."""
-    groups, paths = {}, {}
+    groups, paths, clocks = {}, {}, (set(), set())
     for side, d in ((0, a_dir), (1, b_dir)):
         for r in load_records(d, warn=warn):
+            clocks[side].add(record.clock_name(r["meta"]))
             for v in r["summary"]["variants"]:
                 key = (r["experiment"], r["mode"], point_key(r["point"]), v)
                 groups.setdefault(key, ([], []))[side].append(
                     _metric(r, v, metric))
                 paths[key] = r["meta"].get("scenario", {}).get("name", "?")
-    lines = ["| experiment | mode | point | variant | A (n) | B (n) | "
+    lines = ["clock: A %s; B %s" % tuple(", ".join(sorted(c)) or "-"
+                                         for c in clocks), "",
+             "| experiment | mode | point | variant | A (n) | B (n) | "
              "B / A (95 % CI) | " +
              "same within %g× |" % stats.EQUIV_MARGIN,
              "|---|---|---|---|---|---|---|---|"]
