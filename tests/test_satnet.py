@@ -1269,6 +1269,8 @@ def test_report_marks_stale_runs(tmp_path, monkeypatch):
     md = tmp_path / "r.md"
     report.build(md=str(md), results=FIX_RESULTS, experiments=FIX_EXP)
     text = md.read_text()
+    assert "\n- clock: real (before flow steering); before flow steering, " \
+        "a guest of two CPUs could reorder a flow ([testbed.md](" in text
     assert "0 of 8 runs made by the modules as built now; 8 stale " \
         "(other builds of tcp_r" in text, text[:2000]
     assert "stale runs)" in claim_line(md, "fx-ratio")

@@ -508,6 +508,15 @@ def builds_line(recs):
                    "again)" % (len(old), ", ".join(mods)) if old else "")
 
 
+def clock_line(recs):
+    names = sorted({record.clock_name(r["meta"]) for r in recs})
+    line = "- clock: %s" % ", ".join(names)
+    if any("before flow steering" in n for n in names):
+        line += "; before flow steering, a guest of two CPUs could reorder " \
+            "a flow ([testbed.md](testbed.md#one-flow-one-cpu))"
+    return line
+
+
 def header(recs, command, older=0):
     def span(key):
         vals = sorted({r["meta"].get(key) or "?" for r in recs})
@@ -525,8 +534,7 @@ def header(recs, command, older=0):
                                 else ""),
         "",
         "- kernel: %s" % span("kernel"),
-        "- clock: %s" % ", ".join(sorted({record.clock_name(r["meta"])
-                                          for r in recs})),
+        clock_line(recs),
         "- commit: %s%s" % (", ".join(c[:12] for c in commits),
                             " (some runs from a modified tree)" if dirty
                             else ""),
