@@ -31,10 +31,10 @@ BUFFERS = {"net.ipv4.tcp_wmem": "4096 131072 262144",
 def test_a_path_without_reordering_keeps_each_flows_order():
     """Every veth steers by flow hash over all CPUs, and a 20 s cubic
     flow over a path with no reordering, no errors and a queue it cannot
-    fill (its window capped by the socket buffers) sees none.  Without the steering, on the 2-vCPU real-clock
-    guest, each of nine 20 s flows was reordered: 2-42 ACKs dropped by
-    PAWS, 1-191 SACK reorderings, the most with the host busy
-    (2026-11-27)."""
+    fill (its window capped by the socket buffers) sees none.  Without
+    the steering, on the 2-vCPU real-clock guest, each of nine 20 s
+    flows was reordered: 2-42 ACKs dropped by PAWS, 1-191 SACK
+    reorderings, the most with the host busy (2026-11-27)."""
     sc = load_scenario("mild-reorder", {"bottleneck.rate_mbit": 10,
                                         "bottleneck.limit": 1000,
                                         "forward.delay_ms": 10,
