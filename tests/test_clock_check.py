@@ -2,12 +2,12 @@
 """tools/clock-check: its arguments, host only; the runs it starts are
 satnet run's, tested elsewhere."""
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
 import sys
+
+from lib import tools
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(TOP, "tools", "clock-check")
@@ -19,11 +19,7 @@ def run(*args):
 
 
 def load_tool():
-    loader = importlib.machinery.SourceFileLoader("clock_check", TOOL)
-    spec = importlib.util.spec_from_loader("clock_check", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return tools.load("clock-check")
 
 
 def test_help_runs_nothing(tmp_path):

@@ -8,8 +8,6 @@ tiny callgrind run goes through the whole tool when valgrind is there.
 Everything is written under pytest's tmp_path, never to tracked files.
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
@@ -18,19 +16,11 @@ import sys
 
 import pytest
 
+from lib import tools
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOOL = os.path.join(TOP, "tools", "epdn-cost")
-
-
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader("epdn_cost_tool", TOOL)
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-tool = load_tool()
+TOOL = tools.path("epdn-cost")
+tool = tools.load("epdn-cost")
 
 
 def have_old_core():

@@ -2,8 +2,6 @@
 """tools/shaper-trace: its arguments and its reading of a trace, host
 only; the guests it boots are tools/vm-run's."""
 
-import importlib.machinery
-import importlib.util
 import os
 import struct
 import subprocess
@@ -11,16 +9,14 @@ import sys
 
 import pytest
 
+from lib import tools
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(TOP, "tools", "shaper-trace")
 
 
 def load_tool():
-    loader = importlib.machinery.SourceFileLoader("shaper_trace", TOOL)
-    spec = importlib.util.spec_from_loader("shaper_trace", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return tools.load("shaper-trace")
 
 
 def run(*args):

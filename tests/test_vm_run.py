@@ -2,16 +2,12 @@
 """The VM runner's console verdicts: which kernel reports fail a run, and
 which kmemleak reports are ours (tools/vm-run)."""
 
-import importlib.machinery
-import importlib.util
 import os
 
+from lib import tools
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_loader = importlib.machinery.SourceFileLoader(
-    "vm_run", os.path.join(TOP, "tools", "vm-run"))
-_spec = importlib.util.spec_from_loader("vm_run", _loader)
-vm_run = importlib.util.module_from_spec(_spec)
-_loader.exec_module(vm_run)
+vm_run = tools.load("vm-run")
 
 # Shapes of 6.1's reports, trimmed.
 FAULTS = [
