@@ -3,14 +3,12 @@
 satnet run's, tested elsewhere."""
 
 import json
-import os
 import subprocess
 import sys
 
 from lib import tools
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOOL = os.path.join(TOP, "tools", "clock-check")
+TOOL = tools.path("clock-check")
 
 
 def run(*args):

@@ -18,7 +18,7 @@ from . import kmod
 from .castate import CA_STATES
 from .checkout import git_state
 from .paths import MODULES, RESULTS_DIR, TOP
-from .topo import rps_mask
+from .topo import steering_mask
 
 SCHEMA = "satnet.run/1"
 REQUIRED = ("schema", "experiment", "mode", "variant", "point", "rep",
@@ -90,8 +90,9 @@ def clock():
     if mode == "virtual":
         out["icount_shift"] = int(os.environ.get("SATNET_ICOUNT_SHIFT", "0"))
     out["cpus"] = os.cpu_count() or 1
-    if rps_mask(out["cpus"]):
-        out["rps_cpus"] = rps_mask(out["cpus"])
+    mask = steering_mask()
+    if mask:
+        out["rps_cpus"] = mask
     return out
 
 

@@ -58,6 +58,11 @@ def rps_mask(cpus):
     return ",".join(digits[i:i + 8] for i in range(0, len(digits), 8))
 
 
+def steering_mask():
+    """The mask Topology.steer gives every interface on this machine."""
+    return rps_mask(os.cpu_count() or 1)
+
+
 def rps_files(dev):
     return "/sys/class/net/%s/queues/rx-0/rps_cpus" % dev
 
@@ -241,7 +246,7 @@ class Topology:
         can go first: milliseconds apart when the host deschedules one
         vCPU, which a path that models no reordering must not do.  Steered,
         a flow keeps one backlog.  One CPU cannot reorder; left alone."""
-        mask = rps_mask(os.cpu_count() or 1)
+        mask = steering_mask()
         if not mask:
             return
         lines = []

@@ -5,11 +5,9 @@ of several CPUs (the real clock's; under the virtual clock there is one).
 Run on the real clock (`make test-real`): with one CPU it can pass
 without steering, so it proves nothing under the virtual clock."""
 
-import os
-
 from satnet import measure
 from satnet.scenario import load_profile, load_scenario
-from satnet.topo import Topology, rps_mask
+from satnet.topo import Topology, steering_mask
 
 # What only reordering raises on a path that loses nothing: an ACK older
 # than one already taken (by more than the timestamps' 1 ms tick), a
@@ -41,7 +39,7 @@ def test_a_path_without_reordering_keeps_each_flows_order():
                                         "ack.delay_ms": 10,
                                         "forward.reorder.fraction": 0,
                                         "sysctl": BUFFERS})
-    want = mask_value(rps_mask(os.cpu_count() or 1))
+    want = mask_value(steering_mask())
     with Topology(sc, load_profile("linux")) as topo:
         for ns in topo.all_ns():
             masks = topo.read_rps(ns)

@@ -243,28 +243,33 @@ def parse_ip(ip):
     return d
 
 
-def read_pcap(path):
-    """The frames of a pcap file (either byte order)."""
+def read_pcap(path, times=False):
+    """The frames of a pcap file (either byte order), or with @times
+    (seconds, frame) pairs."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 24:
         return []
     endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") \
         else ">"
+    unit = 1e-9 if data[:4] in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d") \
+        else 1e-6
     out, off = [], 24
     while off + 16 <= len(data):
-        incl = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+        sec, frac, incl = struct.unpack(endian + "III", data[off:off + 12])
         off += 16
         if off + incl > len(data):
             break
-        out.append(data[off:off + incl])
+        frame = data[off:off + incl]
+        out.append((sec + frac * unit, frame) if times else frame)
         off += incl
     return out
 
 
 class Tcpdump:
     """tcpdump -w at a device of namespace @ns; stop() parses what it
-    wrote: the IPv4 packets (parse_ip), in the order the device saw them."""
+    wrote: the IPv4 packets (parse_ip, and "t" the capture's timestamp
+    in seconds), in the order the device saw them."""
 
     def __init__(self, ns, dev, filt, snaplen=256):
         fd, self.path = tempfile.mkstemp(prefix="satnet-", suffix=".pcap")
@@ -285,7 +290,8 @@ class Tcpdump:
             raise TopologyError("tcpdump did not start: " + text)
 
     def packets(self):
-        return [parse_ip(f[14:]) for f in read_pcap(self.path)
+        return [dict(parse_ip(f[14:]), t=t)
+                for t, f in read_pcap(self.path, times=True)
                 if len(f) >= 34 and f[12:14] == b"\x08\x00"]
 
     def stop(self, want=0, timeout=20):
