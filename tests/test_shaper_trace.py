@@ -29,6 +29,8 @@ def test_help_and_bad_arguments_run_nothing():
     assert r.returncode == 2 and "unknown clock wall" in r.stderr
     r = run("--seconds", "0")
     assert r.returncode == 2 and "positive" in r.stderr
+    r = run("--scenario", "no-such-path")
+    assert r.returncode == 2 and "no-such-path.toml" in r.stderr
 
 
 def test_a_late_shaper_shows_in_the_gaps():
