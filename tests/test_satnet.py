@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -1139,6 +1140,19 @@ def test_run_refuses_results_the_vm_cannot_write(tmp_path):
     r = satnet("run", exp, "--results", str(tmp_path))
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "outside" in r.stderr and "--native" in r.stderr
+
+
+def test_virtual_records_are_dated_by_the_hosts_clock(monkeypatch,
+                                                      tmp_path):
+    rtc = tmp_path / "since_epoch"
+    rtc.write_text("1795802700\n")
+    monkeypatch.setenv("SATNET_CLOCK", "virtual")
+    assert record.wall_date(str(rtc)) == "2026-11-27T18:05:00Z"
+    monkeypatch.setenv("SATNET_CLOCK", "real")
+    assert record.wall_date(str(rtc)) != "2026-11-27T18:05:00Z"
+    monkeypatch.setenv("SATNET_CLOCK", "virtual")
+    now = record.wall_date(str(tmp_path / "none"))
+    assert now[:4] == time.strftime("%Y", time.gmtime())
 
 
 def test_records_name_their_clock(monkeypatch):
