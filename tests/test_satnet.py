@@ -1453,6 +1453,28 @@ def h2h_fixture(tmp_path):
     return str(exp), str(res)
 
 
+def edit_h2h_runs(res, variant, edit):
+    """Apply @edit(rec, i) to the i-th stored run of @variant of h2h-fx
+    (in path order) and store it again; the paths edited."""
+    paths = sorted(glob.glob(os.path.join(res, "h2h-fx", "full", variant,
+                                          "*.json")))
+    for i, p in enumerate(paths):
+        rec = record.load(p)
+        rec.pop("_path")
+        edit(rec, i)
+        record.write(rec, p)
+    return paths
+
+
+def h2h_page(tmp_path, exp, res):
+    """The head-to-head page `satnet report` builds from @res."""
+    page = tmp_path / "head-to-head.md"
+    page.write_text("%s\n%s\n" % (report.h2h.BEGIN, report.h2h.END))
+    report.build(md=str(tmp_path / "results.md"), results=res,
+                 experiments=exp, command="pytest")
+    return page.read_text()
+
+
 def test_limit_is_the_rate_less_framing_and_loss():
     geo = {"rate_bps": 1.5e6, "mss": 1448,
            "forward": {"mean_loss": 1 - (1 - 1e-6) ** 12000}}
@@ -1952,11 +1974,7 @@ def test_head_to_head_page_gives_tcp_r_reasons_per_run(tmp_path):
     them last, the timeouts, the bottleneck's drops and the receiver's
     overflows, read from the record."""
     exp, res = h2h_fixture(tmp_path)
-    page = tmp_path / "head-to-head.md"
-    page.write_text("%s\n%s\n" % (report.h2h.BEGIN, report.h2h.END))
-    report.build(md=str(tmp_path / "results.md"), results=res,
-                 experiments=exp, command="pytest")
-    text = page.read_text()
+    text = h2h_page(tmp_path, exp, res)
     assert "standard: unmarked dupACK" in text
     for path in glob.glob(os.path.join(res, "h2h-fx", "full", "tcp-r",
                                        "*.json")):
@@ -1976,18 +1994,9 @@ def test_head_to_head_names_both_retransmission_shares(tmp_path):
     """Retransmitted segments over all segments sent, and over the new
     ones, side by side and named: 1/11 of sent is 1/10 of new."""
     exp, res = h2h_fixture(tmp_path)
-    paths = sorted(glob.glob(os.path.join(res, "h2h-fx", "full", "tcp-r",
-                                          "*.json")))
-    for p, r in zip(paths, (1 / 11, 1 / 21)):
-        rec = record.load(p)
-        rec.pop("_path")
-        rec["summary"]["variants"]["tcp-r"]["retrans_share"] = r
-        record.write(rec, p)
-    page = tmp_path / "head-to-head.md"
-    page.write_text("%s\n%s\n" % (report.h2h.BEGIN, report.h2h.END))
-    report.build(md=str(tmp_path / "results.md"), results=res,
-                 experiments=exp, command="pytest")
-    text = page.read_text()
+    edit_h2h_runs(res, "tcp-r", lambda rec, i: rec["summary"]["variants"][
+        "tcp-r"].update(retrans_share=(1 / 11, 1 / 21)[i]))
+    text = h2h_page(tmp_path, exp, res)
     assert "| retransmitted, of segments sent | retransmissions per new " \
         "segment |" in text
     sent = stats.Estimate([1 / 11, 1 / 21])
@@ -1998,32 +2007,61 @@ def test_head_to_head_names_both_retransmission_shares(tmp_path):
         in row, row
 
 
-def test_head_to_head_page_counts_runaway_windows(tmp_path):
+def test_head_to_head_page_counts_runaway_windows(tmp_path, monkeypatch):
     """Each variant's largest cwnd over what the path holds (BDP at the
     base RTT plus the queue), and the runs whose window went over twice
-    that, in bold."""
+    that, in bold; for tcp-r a missed goal."""
+    monkeypatch.setattr(report.h2h, "GOAL_LINUX", ("reno",))
     exp, res = h2h_fixture(tmp_path)
-    paths = sorted(glob.glob(os.path.join(res, "h2h-fx", "full", "tcp-r",
-                                          "*.json")))
-    rec = record.load(paths[0])
-    sc = rec["meta"]["scenario"]
     holds = math.ceil(1e6 * 0.084 / 8 / 536) + 100          # 20 + 100
-    assert report.h2h.path_packets(sc) == holds == 120
-    rec["flows"][0]["ss"][-1]["cwnd"] = 2 * holds + 1       # a runaway
-    rec.pop("_path")
-    record.write(rec, paths[0])
-    page = tmp_path / "head-to-head.md"
-    page.write_text("%s\n%s\n" % (report.h2h.BEGIN, report.h2h.END))
-    report.build(md=str(tmp_path / "results.md"), results=res,
-                 experiments=exp, command="pytest")
-    rows = {x.split(" | ")[0][2:]: x for x in page.read_text().splitlines()
+
+    def runaway(rec, i):
+        assert report.h2h.path_packets(rec["meta"]["scenario"]) == holds
+        if i == 0:
+            rec["flows"][0]["ss"][-1]["cwnd"] = 2 * holds + 1
+    edit_h2h_runs(res, "tcp-r", runaway)
+    text = h2h_page(tmp_path, exp, res)
+    rows = {x.split(" | ")[0][2:]: x for x in text.splitlines()
             if x.startswith(("| tcp-r | 2 |", "| reno | 2 |"))}
+    assert holds == 120
     assert "| %.2f, **1 of 2 runs over 2** |" % ((2 * holds + 1) / holds) \
         in rows["tcp-r"], rows
+    goals = [x for x in text.splitlines() if x.startswith("| fx | 2 |")]
+    assert "| 1 of 2 (**missed**) |" in goals[0], goals
     reno = max(s["cwnd"] for p in glob.glob(os.path.join(
         res, "h2h-fx", "full", "reno", "*.json"))
         for s in record.load(p)["flows"][0]["ss"] if "cwnd" in s)
     assert "| %.2f |" % (reno / holds) in rows["reno"], rows
+
+
+def test_head_to_head_page_sets_tcp_r_against_its_goals(tmp_path,
+                                                         monkeypatch):
+    """A row per path for tcp-r: its share, its retransmissions against
+    the 5 % goal (a miss is marked), its runaway runs, and the ratio to
+    the best Linux sender named in GOAL_LINUX."""
+    monkeypatch.setattr(report.h2h, "GOAL_LINUX", ("reno",))
+    monkeypatch.setattr(record, "module_builds", lambda top=None: {})
+    exp, res = h2h_fixture(tmp_path)
+    edit_h2h_runs(res, "tcp-r", lambda rec, i: rec["summary"]["variants"][
+        "tcp-r"].update(retrans_share=(0.06, 0.07)[i]))
+    text = h2h_page(tmp_path, exp, res)
+    assert "| best of reno | `tcp-r` / it |" in text
+    row = [x for x in text.splitlines() if x.startswith("| fx | 2 |")]
+    assert len(row) == 1, text
+    share = [x for x in text.splitlines()
+             if x.startswith("| tcp-r | 2 |")][0].split(" | ")[2]
+    assert row[0].split(" | ")[2] == share, (row, share)
+    assert "6.5 ± " in row[0] and "(**missed**) | 0 of 2 | reno " in row[0]
+    assert row[0].endswith("| **pilot** |"), row[0]
+    # a run by another build of a module it loaded is named stale
+    monkeypatch.setattr(record, "module_builds",
+                        lambda top=None: {"tcp_r": "NEW"})
+    for variant, builds in (("tcp-r", ("OLD", "NEW")), ("reno", ("NEW",) * 2)):
+        edit_h2h_runs(res, variant, lambda rec, i: rec["meta"].update(
+            modules={"tcp_r": {"srcversion": builds[i]}}))
+    row = [x for x in h2h_page(tmp_path, exp, res).splitlines()
+           if x.startswith("| fx | 2 |")]
+    assert row[0].endswith("| **pilot** (1 stale runs) |"), row[0]
 
 
 def test_flows_do_not_start_behind_a_queue(tmp_path, monkeypatch):
