@@ -1483,6 +1483,67 @@ def test_limit_is_the_rate_less_framing_and_loss():
     assert record.limit_bps(old) == pytest.approx(1e6 * 1448 / 1514 * 0.98)
 
 
+def test_best_at_least_is_non_inferiority(tmp_path):
+    """A best-of claim with at_least = true holds for ours equal to
+    theirs within the margin, where `better` finds no effect; the seed
+    column says which was asked."""
+    exp, res = h2h_fixture(tmp_path)
+    for variant in ("tcp-r", "reno"):
+        edit_h2h_runs(res, variant, lambda rec, i: rec["summary"][
+            "variants"][rec["variant"]].update(
+                goodput=(1.0, 1.01, 0.99)[i]))
+    for i in (2, 3, 4):
+        for variant in ("tcp-r", "reno"):
+            src = os.path.join(res, "h2h-fx", "full", variant,
+                               "base-rep0.json")
+            rec = record.load(src)
+            rec.pop("_path")
+            rec["rep"] = i
+            rec["summary"]["variants"][variant]["goodput"] = \
+                (1.0, 1.01, 0.99, 1.0, 1.0)[i]
+            record.write(rec, src.replace("rep0", "rep%d" % i))
+    path = os.path.join(exp, "h2h-fx.toml")
+    rows = {}
+    for spec in ("", ", at_least = true"):
+        with open(path, "w") as f:
+            f.write(H2H.replace('theirs = ["reno"] }',
+                                'theirs = ["reno"]%s }' % spec))
+        md = tmp_path / "results.md"
+        report.build(md=str(md), results=res, experiments=exp,
+                     command="pytest")
+        rows[spec] = [x for x in md.read_text().splitlines()
+                      if x.startswith("| h2h-fx-best")][0]
+    assert "best of tcp-r > best of reno" in rows[""]
+    assert "**effect absent**" in rows[""], rows[""]
+    assert "best of tcp-r ≥ best of reno (margin 1.1×)" in \
+        rows[", at_least = true"]
+    assert "**reproduced**" in rows[", at_least = true"], rows
+    # ours retransmitting more than the cap: not ranked, so nothing of
+    # ours is left to meet the goal
+    with open(path, "w") as f:
+        f.write(H2H.replace('theirs = ["reno"] }', 'theirs = ["reno"], '
+                            'at_least = true, retrans_max = 0.01 }'))
+    edit_h2h_runs(res, "tcp-r", lambda rec, i: rec["summary"]["variants"][
+        "tcp-r"].update(retrans_share=0.02))
+    report.build(md=str(md), results=res, experiments=exp, command="pytest")
+    row = [x for x in md.read_text().splitlines()
+           if x.startswith("| h2h-fx-best")][0]
+    assert "over 1 % of what they send not ranked" in row
+    assert "every one of ours retransmits more than 1 %" in row
+    assert "**contradicted**" in row, row
+
+
+def test_best_takes_only_its_keys():
+    for spec in ({"ours": ["a"], "theirs": ["b"], "at_least": 1},
+                 {"ours": ["a"], "theirs": ["b"], "most": True},
+                 {"ours": ["a"], "theirs": ["b"], "retrans_max": 10},
+                 {"ours": ["a"]}):
+        with pytest.raises(xp.ExperimentError, match="best needs"):
+            xp.Claim({"id": "c", "text": "t", "best": spec},
+                     type("E", (), {"name": "e", "source": "", "metric":
+                                    "goodput", "variants": ["a", "b"]}))
+
+
 def test_head_to_head_page_keeps_its_text(tmp_path):
     """The report writes the tables between the page's markers, and
     leaves the text around them as it was; the shares are goodput over

@@ -119,11 +119,15 @@ class Claim:
             self._check_across(where)
         if self.form == "best" and not (
                 isinstance(self.spec, dict) and
-                sorted(self.spec) == ["ours", "theirs"] and
+                {"ours", "theirs"} <= set(self.spec) <=
+                {"ours", "theirs", "at_least", "retrans_max"} and
                 all(isinstance(self.spec[k], list) and self.spec[k]
-                    for k in self.spec)):
+                    for k in ("ours", "theirs")) and
+                isinstance(self.spec.get("at_least", False), bool) and
+                0 < self.spec.get("retrans_max", 1) <= 1):
             raise ExperimentError("%s: best needs non-empty lists ours and "
-                                  "theirs" % where)
+                                  "theirs (and optionally at_least = true, "
+                                  "retrans_max = a share)" % where)
         names = self.variants()
         # EXPERIMENT:VARIANT, a variant's runs in another experiment
         # (checked by load_experiment(), which can read that file)

@@ -322,11 +322,22 @@ def judge_ratio(claim, res, full):
 
 
 def judge_best(claim, res, full):
-    """Some variant of ours beats every one of theirs.  Each of ours is
-    judged against each of theirs with CIs widened for the number of
-    ours (Holm's first step), so picking the winner on the same runs
+    """Some variant of ours beats every one of theirs (with at_least: is
+    non-inferior to every one of theirs, at the claim's margin).  Each of
+    ours is judged against each of theirs with CIs widened for the number
+    of ours (Holm's first step), so picking the winner on the same runs
     cannot make the claim hold by chance; the strongest of ours stands."""
-    ours, theirs = claim.spec["ours"], claim.spec["theirs"]
+    cap = claim.spec.get("retrans_max", 1)
+    out = [v for v in claim.variants() if (res.estimate(
+        v, claim.at, "retrans_share").mean or 0) > cap]
+    ours, theirs = [[v for v in claim.spec[k] if v not in out]
+                    for k in ("ours", "theirs")]
+    if not ours or not theirs:
+        return "every one of %s retransmits more than %g %% of what it " \
+            "sends" % ("ours" if not ours else "theirs", 100 * cap), \
+            stats.Judgement("contradicted" if not ours else "no data")
+    rule, kw = (stats.judge_at_least, {"margin": claim.margin}) \
+        if claim.spec.get("at_least") else (stats.judge_better, {})
     level = stats.holm_level(len(ours))
     best = None
     for o in ours:
@@ -335,16 +346,19 @@ def judge_best(claim, res, full):
         for t in theirs:
             r = stats.Ratio(eo, res.estimate(t, claim.at, claim.metric),
                             level)
-            js.append(stats.judge_better(r, full, _runs(*r.estimates)))
-            tests.append((stats.judge_better, r, {}))
+            js.append(rule(r, full, _runs(*r.estimates), **kw))
+            tests.append((rule, r, kw))
         j = stats.weakest(js)
-        rank = stats.VERDICTS.index(j.verdict)
+        # the strongest verdict; among equal ones, the highest mean
+        rank = (stats.VERDICTS.index(j.verdict), -(eo.mean or 0))
         if best is None or rank < best[0]:
             best = (rank, o, stats.decided(j, tests))
     _, o, j = best
     eo = res.estimate(o, claim.at, claim.metric)
-    return ("strongest of ours: %s %s; CIs at %.1f %% (Holm, %d of ours)" %
-            (o, eo.fmt(), 100 * level, len(ours)), j)
+    return ("strongest of ours: %s %s; CIs at %.1f %% (Holm, %d of ours)%s"
+            % (o, eo.fmt(), 100 * level, len(ours),
+               "; not ranked, retransmitting more than %g %% of what they "
+               "send: %s" % (100 * cap, ", ".join(out)) if out else ""), j)
 
 
 def _value(point):
@@ -400,8 +414,14 @@ def seed_value(claim):
             if claim.form != "better" else ""
         return "%s %s %s%s" % (claim.spec["a"], op, claim.spec["b"], margin)
     if claim.form == "best":
-        return "best of %s > best of %s" % ("/".join(claim.spec["ours"]),
-                                          "/".join(claim.spec["theirs"]))
+        return "best of %s %s best of %s%s" % (
+            "/".join(claim.spec["ours"]),
+            "≥" if claim.spec.get("at_least") else ">",
+            "/".join(claim.spec["theirs"]),
+            " (margin %g×)" % claim.margin if claim.spec.get("at_least")
+            else "") + (", those retransmitting over %g %% of what they "
+                        "send not ranked" % (100 * claim.spec["retrans_max"])
+                        if "retrans_max" in claim.spec else "")
     if claim.form in ACROSS:
         s = claim.spec
         frm, to = claim.points()
