@@ -12,7 +12,7 @@ from . import stats
 from .castate import fmt_shares
 from .checkout import replace_block
 from .measure import last_cc_row
-from .record import limit_bps
+from .record import clock_name, limit_bps
 
 PREFIX = "h2h-"
 BEGIN = "<!-- satnet report: head-to-head, begin -->"
@@ -143,11 +143,11 @@ def goals_table(exps):
     path holds, and at least the best of GOAL_LINUX."""
     lines = ["| path | runs | `%s`, share of limit | retransmitted, of "
              "sent (goal < %g %%) | runs with cwnd over %g × (BDP + queue) "
-             "| best of %s | `%s` / it | `%s` ≥ it (margin %g×) |" % (
+             "| best of %s | `%s` / it | `%s` ≥ it (margin %g×) | clock |" % (
                  GOAL_VARIANT, 100 * GOAL_RETRANS, CWND_MAX,
                  ", ".join(GOAL_LINUX), GOAL_VARIANT, GOAL_VARIANT,
                  stats.EQUIV_MARGIN),
-             "|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|"]
     for res in exps:
         table = rows(res)
         a = next((r for r in table if r["variant"] == GOAL_VARIANT), None)
@@ -157,13 +157,15 @@ def goals_table(exps):
         r, verdict = _judge(res, a, b)
         peaks = cwnd_peaks(res, GOAL_VARIANT)
         rtx = a["retrans"].mean
-        lines.append("| %s | %d | %s | %s%s | %s | %s %s | %s | %s |" % (
-            res.exp.name[len(PREFIX):], a["share"].n, _pct(a["share"]),
-            _pct(a["retrans"]),
-            " (**missed**)" if rtx is not None and rtx >= GOAL_RETRANS
-            else "",
-            _runaways(peaks),
-            b["variant"], _pct(b["share"]), r.fmt(), verdict))
+        clocks = sorted({clock_name(rec["meta"]) for v in (
+            GOAL_VARIANT, b["variant"]) for rec in res.runs(v, {})})
+        lines.append("| %s | %d | %s | %s%s | %s | %s %s | %s | %s | %s |"
+                     % (res.exp.name[len(PREFIX):], a["share"].n,
+                        _pct(a["share"]), _pct(a["retrans"]),
+                        " (**missed**)" if rtx is not None and
+                        rtx >= GOAL_RETRANS else "",
+                        _runaways(peaks), b["variant"], _pct(b["share"]),
+                        r.fmt(), verdict, ", ".join(clocks)))
     return lines
 
 
