@@ -1533,6 +1533,19 @@ def test_best_at_least_is_non_inferiority(tmp_path):
     assert "**contradicted**" in row, row
 
 
+def test_head_to_head_claims_rank_as_the_page_does():
+    """Every head-to-head experiment's best-of claim is the page's goal:
+    at least, with the page's cap on retransmissions."""
+    exps = [e for e in xp.load_all() if e.name.startswith(report.h2h.PREFIX)]
+    assert exps
+    for e in exps:
+        best = [c for c in e.claims if c.form == "best"]
+        assert len(best) == 1, e.name
+        assert best[0].spec.get("at_least") is True, e.name
+        assert best[0].spec.get("retrans_max") == report.h2h.RETRANS_MAX, \
+            e.name
+
+
 def test_best_takes_only_its_keys():
     for spec in ({"ours": ["a"], "theirs": ["b"], "at_least": 1},
                  {"ours": ["a"], "theirs": ["b"], "most": True},

@@ -67,10 +67,15 @@ def cwnd_peaks(res, variant):
     return out
 
 
+def _over(peaks):
+    """Runs whose window went over CWND_MAX times what the path holds."""
+    return sum(p > CWND_MAX for p in peaks)
+
+
 def _peaks(peaks):
     if not peaks:
         return "–"
-    over = sum(p > CWND_MAX for p in peaks)
+    over = _over(peaks)
     return "%.2f%s" % (max(peaks), ", **%d of %d runs over %g**" % (
         over, len(peaks), CWND_MAX) if over else "")
 
@@ -132,7 +137,7 @@ def _judge(res, a, b):
 
 
 def _runaways(peaks):
-    over = sum(p > CWND_MAX for p in peaks)
+    over = _over(peaks)
     return "%d of %d%s" % (over, len(peaks), " (**missed**)" if over
                            else "") if peaks else "–"
 
