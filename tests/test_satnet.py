@@ -1265,6 +1265,17 @@ def test_records_of_other_module_builds_are_run_again(monkeypatch):
     assert record.stale(rec, {**other, mod: None}) == []
 
 
+def test_srcversion_is_read_from_the_ko_without_kmod(tmp_path):
+    # .modinfo is NUL-separated key=value strings inside the ELF file
+    ko = tmp_path / "m.ko"
+    ko.write_bytes(b"\x7fELF\0\0license=GPL\0srcversion=0B89F3623A7"
+                   b"C1D2E4F5A6B7\0depends=\0\xff")
+    assert record.ko_srcversion(str(ko)) == "0B89F3623A7C1D2E4F5A6B7"
+    ko.write_bytes(b"\x7fELF\0license=GPL\0xsrcversion=ABC\0")
+    assert record.ko_srcversion(str(ko)) is None
+    assert record.ko_srcversion(str(tmp_path / "absent.ko")) is None
+
+
 def test_a_default_written_out_is_the_same_point(tmp_path):
     text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read()
     exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))

@@ -8,6 +8,7 @@ the metrics the report uses, computed once here.
 import glob
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -36,19 +37,29 @@ def _read(path):
 _builds = {}
 
 
+_SRCVERSION = re.compile(rb"(?:^|\0)srcversion=([0-9A-F]{1,64})\0")
+
+
+def ko_srcversion(path):
+    """The srcversion in a .ko's .modinfo strings (what `modinfo -F
+    srcversion` prints), read from the file so that no kmod is needed;
+    None when the file is missing or carries none."""
+    try:
+        with open(path, "rb") as f:
+            m = _SRCVERSION.search(f.read())
+    except OSError:
+        return None
+    return m.group(1).decode() if m else None
+
+
 def module_builds(top=None):
-    """The srcversion of each project module as built now in the checkout
-    (modinfo of its .ko), None for a module not built."""
+    """The srcversion of each project module as built now in the checkout,
+    None for a module not built."""
     from .paths import MODULES, TOP
     top = top or TOP
     if top not in _builds:
-        out = {}
-        for m, ko in MODULES.items():
-            r = subprocess.run(["modinfo", "-F", "srcversion",
-                                os.path.join(top, ko)],
-                               capture_output=True, text=True)
-            out[m] = r.stdout.strip() or None if r.returncode == 0 else None
-        _builds[top] = out
+        _builds[top] = {m: ko_srcversion(os.path.join(top, ko))
+                        for m, ko in MODULES.items()}
     return _builds[top]
 
 
