@@ -1263,6 +1263,9 @@ def test_records_of_other_module_builds_are_run_again(monkeypatch):
     assert runner.stored(pts[0], FIX_RESULTS, reuse_stale=True)
     # a module not built here cannot make a record stale
     assert record.stale(rec, {**other, mod: None}) == []
+    assert record.stale_note(0) == ""
+    assert record.stale_note(1) == " (1 stale run)"
+    assert record.stale_note(8) == " (8 stale runs)"
 
 
 def test_srcversion_is_read_from_the_ko_without_kmod(tmp_path):
@@ -2154,7 +2157,7 @@ def test_head_to_head_page_sets_tcp_r_against_its_goals(tmp_path,
             modules={"tcp_r": {"srcversion": builds[i]}}))
     row = [x for x in h2h_page(tmp_path, exp, res).splitlines()
            if x.startswith("| fx | 2 |")]
-    assert "| **pilot** (1 stale runs) |" in row[0], row[0]
+    assert "| **pilot** (1 stale run) |" in row[0], row[0]
 
 
 def test_flows_do_not_start_behind_a_queue(tmp_path, monkeypatch):

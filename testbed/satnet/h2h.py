@@ -12,7 +12,7 @@ from . import stats
 from .castate import fmt_shares
 from .checkout import replace_block
 from .measure import last_cc_row
-from .record import clock_name, limit_bps
+from .record import clock_name, limit_bps, stale_note
 
 PREFIX = "h2h-"
 BEGIN = "<!-- satnet report: head-to-head, begin -->"
@@ -133,7 +133,7 @@ def _judge(res, a, b):
                       [(stats.judge_at_least, r, {})])
     old = res.stale([a["variant"], b["variant"]], {})
     return r, "**%s**%s%s" % (j.verdict, stats.decide_note(j),
-                              " (%d stale runs)" % old if old else "")
+                              stale_note(old))
 
 
 def _runaways(peaks):

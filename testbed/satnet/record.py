@@ -73,6 +73,11 @@ def stale(rec, builds):
                   builds[m])
 
 
+def stale_note(n):
+    """What a verdict says of its @n stale runs: '' when there are none."""
+    return " (%d stale run%s)" % (n, "" if n == 1 else "s") if n else ""
+
+
 def project_modules():
     """srcversion and parameters of every project module loaded."""
     out = {}

@@ -478,8 +478,7 @@ def claims_table(exps, results):
             runs = ClaimRuns(c, res, results)
             old = sum(runs.stale(c.variants(), p) for p in c.points())
             verdict = "**%s**%s%s" % (j.verdict, stats.decide_note(j),
-                                      " (%d stale runs)" % old
-                                      if old else "")
+                                      record.stale_note(old))
             why = c.why if j.verdict in DISAGREE else ""
             if c.form == "na":
                 why = c.spec
