@@ -1786,6 +1786,64 @@ def test_split_keeps_the_width_check_in_one_guest():
     assert sum(map(len, shares)) == len(pts) + len(check)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_guest_done_early_takes_the_others_points_from_their_ends(n):
+    from satnet import cli
+    pts = fx_points(reps=3)
+    blocks = cli.width_check_blocks(run_args("--width-check",
+                                             "fx-sweep:reno"), pts)
+    check = [p for b in blocks for p in b]
+    shares = cli.split(pts + check, n, 3)
+    qs = cli.queues(shares, check)
+    assert len(qs) == n
+    for g, q in enumerate(qs):
+        assert q[:len(shares[g])] == shares[g]
+        assert len({id(p) for p in q}) == len(q)
+        rest = q[len(shares[g]):]
+        assert {id(p) for p in rest} == {
+            id(p) for h, s in enumerate(shares) if h != g for p in s
+            if not any(p is c for c in check)}
+        if n == 2:              # the other's share, from its end
+            other = [p for p in shares[1 - g]
+                     if not any(p is c for c in check)]
+            assert rest == other[::-1]
+
+
+def test_each_point_is_claimed_by_one_runner(tmp_path, monkeypatch):
+    import contextlib
+    import threading
+
+    from satnet import cli, runner
+    pts = fx_points(reps=3)
+    ran = []
+    monkeypatch.setattr(runner, "load_modules", lambda pt: None)
+    monkeypatch.setattr(runner, "run_point",
+                        lambda pt, *a, **k: ran.append(pt.relpath()) or {
+                            "meta": {}, "summary": {"goodput_bps": 1e6,
+                                                    "jain": None}})
+    monkeypatch.setattr(record, "write", lambda rec, path: None)
+    monkeypatch.setattr(runner, "stored", lambda *a, **k: False)
+    monkeypatch.setattr(record, "git_state", lambda: None)
+    folder = tmp_path / "claimed"
+    folder.mkdir()
+    claim = cli.claimer(str(folder))
+    runners = [runner.Runner(2, str(tmp_path), log=lambda m: None,
+                             claim=claim) for _ in range(3)]
+    for r in runners:
+        r.gate = type("Gate", (), {"hold": lambda self, p:
+                                   contextlib.nullcontext()})()
+    threads = [threading.Thread(target=r.run, args=(q,)) for r, q in
+               zip(runners, cli.queues(cli.split(pts, 3, 2)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(ran) == sorted(p.relpath() for p in pts)
+    assert sum(r.ran for r in runners) == len(pts)
+    assert len(list(folder.iterdir())) == len(pts)
+    assert not cli.claimer(str(folder))(pts[0])
+
+
 def test_default_guests_follow_the_clock(monkeypatch):
     from satnet import cli
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
@@ -1818,7 +1876,7 @@ def test_each_point_runs_on_its_paths_clock_unless_told(monkeypatch):
     assert xp.load_experiment(FX_SWEEP).points("full")[0].clock() == \
         __import__("satnet.scenario").scenario.load_scenario("leo-palazzi").clock
     cmds = []
-    monkeypatch.setattr(cli, "in_vm", lambda a, shares: (
+    monkeypatch.setattr(cli, "in_vm", lambda a, shares, check=(): (
         cmds.append((a.clock, len(shares), sorted(
             {p.variant for s in shares for p in s}))), 0)[1])
     monkeypatch.setattr(cli, "check_built", lambda: None)
@@ -1926,9 +1984,14 @@ def test_each_guest_has_its_points_and_console_and_fails_alone(
                                        os.path.join(TOP, "build")
                                        for x in logs)
     assert [names for _, names in started] == \
-        [[p.relpath() for p in s] for s in shares]
-    assert all(c[c.index("--") + 1:][-1] == "--here" and
-               "--clock" in c for c, _ in started)
+        [[p.relpath() for p in q] for q in cli.queues(shares)]
+    assert all(names[:len(s)] == [p.relpath() for p in s]
+               for (_, names), s in zip(started, shares))
+    claims = {c[c.index("--claim-dir") + 1] for c, _ in started}
+    assert len(claims) == 1
+    assert all(c[c.index("--") + 1:][-3:] == ["--here", "--claim-dir",
+                                               *claims]
+               and "--clock" in c for c, _ in started)
     assert not os.path.exists(os.path.dirname(
         started[0][0][started[0][0].index("--only") + 1]))
     started.clear()

@@ -18,6 +18,7 @@ anything.  docs/experiments.md describes the files.
 import argparse
 import contextlib
 import glob
+import hashlib
 import os
 import re
 import shlex
@@ -340,15 +341,48 @@ def split(todo, n, width):
     return [[p for p in todo if owner[id(p)] == g] for g in range(n)]
 
 
+def queues(shares, check=()):
+    """What each guest is given, from split()'s @shares: its own share
+    first, then, to take over once its own are done, the other guests'
+    shares from their ends (where their owners reach last), round the
+    guests in turn.  The width check's points (@check) stay with their
+    owner: their arms share one kernel."""
+    out, fixed = [], {id(p) for p in check}
+    for g, own in enumerate(shares):
+        others = [[p for p in reversed(shares[(g + k) % len(shares)])
+                   if id(p) not in fixed] for k in range(1, len(shares))]
+        rest = [p for i in range(max(map(len, others), default=0))
+                for o in others if i < len(o) for p in o[i:i + 1]]
+        out.append(own + rest)
+    return out
+
+
+def claimer(folder):
+    """A claim on a point among guests that share @folder: True for the
+    one guest whose exclusive create of the point's file succeeds (an
+    atomic open on the host's file system, also through 9p)."""
+    def claim(p):
+        name = hashlib.sha1(p.relpath().encode()).hexdigest()
+        try:
+            os.close(os.open(os.path.join(folder, name),
+                             os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
+    return claim
+
+
 def read_only(path, todo):
     """The points of @todo that the file @path (--only) names, one
-    record path a line: what the host gave this guest."""
+    record path a line, in the file's order: what the host gave this
+    guest."""
     try:
         with open(path) as f:
-            want = set(f.read().split("\n"))
+            want = [ln for ln in f.read().split("\n") if ln]
     except OSError as e:
         fail("--only %s: %s" % (path, e.strerror))
-    return [p for p in todo if p.relpath() in want]
+    by = {p.relpath(): p for p in todo}
+    return [by[r] for r in dict.fromkeys(want) if r in by]
 
 
 def cmd_run(a):
@@ -379,7 +413,9 @@ def cmd_run(a):
         runs.append((ga, [s for s in split(pts, n, a.width) if s] or [[]]))
     print("satnet: %d points, %d stored, %d to run%s, about %.0f min at "
           "width %d%s%s" % (len(points), len(points) - left, left,
-                            ", %d of them here" % len(todo) if a.only else "",
+                            ", %s%d of them here" % (
+                                "up to " if a.claim_dir else "", len(todo))
+                            if a.only else "",
                             sum(max(estimate_s(s, a.width) for s in shares)
                                 for _, shares in runs) / 60,
                             a.width, "" if here else ", then".join(
@@ -402,7 +438,9 @@ def cmd_run(a):
              (a.results, TOP))
     if here:
         return run_here(a, todo, blocks)
-    rc = max(in_vm(ga, shares) for ga, shares in runs)
+    check = {id(p) for b in blocks for p in b}
+    rc = max(in_vm(ga, shares, [p for p in todo if id(p) in check])
+             for ga, shares in runs)
     if blocks:
         print_width_check(a, blocks[0][0].exp)
     return rc
@@ -443,7 +481,8 @@ def run_here(a, todo, blocks=()):
               dynamic_ncols=True, mininterval=5) as bar:
         runner = Runner(a.width, a.results, bar, log=bar.write,
                         reuse_stale=a.reuse_stale,
-                        rtt_tolerance=a.rtt_tolerance / 100)
+                        rtt_tolerance=a.rtt_tolerance / 100,
+                        claim=claimer(a.claim_dir) if a.claim_dir else None)
         runner.run([p for p in todo if id(p) not in checked])
         for block in blocks:
             run = [p for p in block if id(p) in pending]
@@ -452,9 +491,10 @@ def run_here(a, todo, blocks=()):
                 # part done by an interrupted run
                 runner.width = len(run)
                 runner.run(run)
-    print("satnet: %d points in %.0f s, %d failed" %
-          (len(todo), time.monotonic() - t0, len(runner.errors)),
-          file=sys.stderr)
+    print("satnet: %d points in %.0f s, %d failed%s" %
+          (runner.ran, time.monotonic() - t0, len(runner.errors),
+           ", %d run by other guests" % (len(todo) - runner.ran)
+           if a.claim_dir else ""), file=sys.stderr)
     for e in runner.errors:
         print("  " + e, file=sys.stderr)
     return 1 if runner.errors else 0
@@ -507,21 +547,31 @@ def guest_command(a, only, log, timeout, vm):
     return cmd + ["--"] + argv
 
 
-def in_vm(a, shares):
+def in_vm(a, shares, check=()):
     """Each share of the points in a guest of its own, all at once.
     Several guests are always VMs: module parameters are global to a
-    kernel, so two runs in one would need one ParamGate.  The status is
-    nonzero when any guest failed."""
+    kernel, so two runs in one would need one ParamGate.  A guest done
+    with its share takes over the points the others have not begun
+    (queues(), each point claimed once), so that no guest idles while
+    another has work: a point's guest seconds are its estimate, but its
+    wall seconds grow with its packet rate.  The status is nonzero when
+    any guest failed."""
     run_dir = tempfile.mkdtemp(prefix="satnet-run-",
                                dir=os.path.join(TOP, "build"))
     n, procs = len(shares), []
+    claims = os.path.join(run_dir, "claimed")
+    os.mkdir(claims)
     try:
-        for i, share in enumerate(shares):
+        for i, (share, queue) in enumerate(zip(shares,
+                                               queues(shares, check))):
             only = os.path.join(run_dir, "guest-%d.points" % (i + 1))
             with open(only, "w") as f:
-                f.write("".join(p.relpath() + "\n" for p in share))
+                f.write("".join(p.relpath() + "\n" for p in queue))
+            # a guest may end up running all of them
             cmd = guest_command(a, only, console_log(i, n),
-                                guest_timeout(a, share), vm=n > 1)
+                                guest_timeout(a, queue), vm=n > 1)
+            if n > 1:
+                cmd += ["--claim-dir", claims]
             if n == 1:
                 return subprocess.call(cmd)
             print("satnet: guest %d/%d: %d points, about %.0f min, console "
@@ -829,6 +879,7 @@ def parser():
                    "docs/testbed.md); kept in the record's selfcheck")
     r.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
     r.add_argument("--only", help=argparse.SUPPRESS)
+    r.add_argument("--claim-dir", help=argparse.SUPPRESS)
     r.set_defaults(fn=cmd_run)
 
     rp = sub.add_parser(

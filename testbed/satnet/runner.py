@@ -360,8 +360,10 @@ class Runner:
 
     def __init__(self, width=3, results=RESULTS_DIR, progress=None,
                  log=print, reuse_stale=False,
-                 rtt_tolerance=measure.RTT_TOLERANCE):
+                 rtt_tolerance=measure.RTT_TOLERANCE, claim=None):
         self.width, self.results = width, results
+        # @claim(point): False when another runner has taken the point
+        self.claim, self.ran = claim, 0
         self.reuse_stale = reuse_stale
         self.rtt_tolerance = rtt_tolerance
         self.gate, self.setup = ParamGate(), threading.Lock()
@@ -398,6 +400,11 @@ class Runner:
                 pt = jobs.get_nowait()
             except queue.Empty:
                 return
+            if self.claim and not self.claim(pt):
+                if self.progress:
+                    self.progress.update(1)
+                continue
+            self.ran += 1
             t0 = time.monotonic()
             try:
                 load_modules(pt)
