@@ -351,8 +351,8 @@ def queues(shares, check=()):
     for g, own in enumerate(shares):
         others = [[p for p in reversed(shares[(g + k) % len(shares)])
                    if id(p) not in fixed] for k in range(1, len(shares))]
-        rest = [p for i in range(max(map(len, others), default=0))
-                for o in others if i < len(o) for p in o[i:i + 1]]
+        rest = [o[i] for i in range(max(map(len, others), default=0))
+                for o in others if i < len(o)]
         out.append(own + rest)
     return out
 
@@ -438,9 +438,8 @@ def cmd_run(a):
              (a.results, TOP))
     if here:
         return run_here(a, todo, blocks)
-    check = {id(p) for b in blocks for p in b}
-    rc = max(in_vm(ga, shares, [p for p in todo if id(p) in check])
-             for ga, shares in runs)
+    check = [p for b in blocks for p in b]
+    rc = max(in_vm(ga, shares, check) for ga, shares in runs)
     if blocks:
         print_width_check(a, blocks[0][0].exp)
     return rc
