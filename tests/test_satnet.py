@@ -16,7 +16,7 @@ import time
 import pytest
 
 from satnet import experiment as xp
-from satnet import measure, record, report, show, stats
+from satnet import measure, record, report, runner, show, stats
 from satnet.paths import EXPERIMENT_DIR, TOP
 
 FIX = os.path.join(TOP, "tests", "fixtures")
@@ -686,6 +686,34 @@ def test_report_from_real_runs(tmp_path):
     assert len(verdicts) == 3
 
 
+def test_report_leaves_out_runs_of_another_spec(tmp_path):
+    """A stored run of what the files no longer specify (its meta.spec
+    differs: here the path's rate) judges nothing and is counted as
+    superseded; `satnet run` would run its point again."""
+    res = tmp_path / "r"
+    shutil.copytree(FIX_RESULTS, res)
+    path = glob.glob(str(res / "fx-sweep" / "full" / "tcp-r" /
+                         "*-rep1.json"))[0]
+    rec = record.load(path)
+    rec.pop("_path")
+    exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))
+    pt = xp.Point(exp, rec["mode"], rec["variant"], rec["point"],
+                  rec["rep"], rec["meta"]["duration_s"])
+    assert xp.current(exp, rec) and pt.ran_by(rec)
+    rec["meta"]["spec"]["scenario"]["rate_bps"] *= 2
+    record.write(rec, path)
+    assert not xp.current(exp, rec) and not runner.stored(
+        pt, results=str(res), reuse_stale=True)
+    md = tmp_path / "results.md"
+    report.build(md=str(md), results=str(res), experiments=FIX_EXP,
+                 command="pytest")
+    text = md.read_text()
+    assert "from 7 stored runs" in text
+    assert "- superseded: 1 stored runs ran what" in text
+    line = [x for x in text.splitlines() if x.startswith("| fx-ratio")][0]
+    assert "n=1/2" in line or "n=2/1" in line, line
+
+
 CA = {"period_s": 0.02, "samples": 500, "span_s": 10.0,
       "interval_s": 0.02, "max_gap_s": 0.05,
       "share": {"open": 0.3, "disorder": 0.05, "cwr": 0.0,
@@ -847,11 +875,28 @@ def test_report_with_no_records(tmp_path):
     assert "No stored runs yet" in text and "**not run**" in text
 
 
-def copy_runs(results, name, point=None, scale=None, third=False):
+def respec(results, experiments):
+    """Every record under @results as a run of what the files of
+    @experiments give for its point now: a fixture copied to another
+    experiment or point ran another spec, which the report leaves out."""
+    for path in glob.glob(os.path.join(results, "*", "*", "*", "*.json")):
+        rec = record.load(path)
+        rec.pop("_path")
+        exp = xp.load_experiment(os.path.join(experiments,
+                                              rec["experiment"] + ".toml"))
+        rec["meta"]["spec"] = xp.Point(exp, rec["mode"], rec["variant"],
+                                       rec["point"], rec["rep"],
+                                       rec["meta"]["duration_s"]).spec()
+        record.write(rec, path)
+
+
+def copy_runs(results, name, point=None, scale=None, third=False,
+              experiments=None):
     """The fixture's records as the runs of experiment @name under
     @results: each point renamed by @point (a dict of fixture point to
     new point), each variant's goodput times scale[variant]; third: and
-    rep 1 again as rep 2, so that a claim gets a verdict."""
+    rep 1 again as rep 2, so that a claim gets a verdict.  With
+    @experiments (a folder), they become runs of its @name (respec)."""
     for path in glob.glob(os.path.join(FIX_RESULTS, "*", "*", "*",
                                        "*.json")):
         rec = record.load(path)
@@ -869,6 +914,8 @@ def copy_runs(results, name, point=None, scale=None, third=False):
             record.write(rec, os.path.join(
                 results, name, rec["mode"], rec["variant"],
                 "%s-rep%d.json" % (xp.point_key(rec["point"]), rep)))
+    if experiments:
+        respec(results, experiments)
 
 
 CATEGORICAL = '''name = "fx-dist"
@@ -910,7 +957,8 @@ def test_a_sweep_of_names(tmp_path):
     res = str(tmp_path / "r")
     copy_runs(res, "fx-dist", {
         "forward.per=0.001": {"forward.reorder.dist": "normal"},
-        "forward.per=0.02": {"forward.reorder.dist": "uniform"}})
+        "forward.per=0.02": {"forward.reorder.dist": "uniform"}},
+        experiments=str(tmp_path))
     md = tmp_path / "doc" / "r.md"
     md.parent.mkdir()
     report.build(md=str(md), results=res, experiments=str(tmp_path))
@@ -1464,6 +1512,7 @@ def h2h_fixture(tmp_path):
         rec.update(experiment="h2h-fx", point={})
         record.write(rec, str(res / "h2h-fx" / "full" / rec["variant"] /
                               ("base-rep%d.json" % rec["rep"])))
+    respec(str(res), str(exp))
     return str(exp), str(res)
 
 

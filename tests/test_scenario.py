@@ -334,3 +334,63 @@ def test_steering_mask_covers_every_cpu_in_sysfs_words():
     assert rps_mask(33) == "00000001,ffffffff"
     assert rps_files("b") == "/sys/class/net/b/queues/rx-0/rps_cpus"
 
+
+
+def test_gateway_loss_moves_the_forward_drops_to_the_gateway():
+    """bottleneck.gateway_loss: an epdn gateway drops the forward
+    corruption and loss itself (recorded in v2 only, or by every mode for
+    "congestion"); without one, the senders' access links lose the same
+    share before the gateway.  Either way the satellite stage keeps none,
+    and the ACK path keeps its own."""
+    over = {"bottleneck.gateway_loss": "corrupt", "forward.loss": 0.01,
+            "ack.ber": 1e-6}
+    sc = load_scenario("geo", over)
+    p = 1 - (1 - sc.fwd.per) * (1 - 0.01)
+    assert sc.gateway_drop() == pytest.approx(p)
+    topo = Topology(sc, load_profile("linux"))
+    fwd = topo.satellite_stages(sc.path_forward(), sc.ack)
+    assert not any("corrupt" in ln or "loss" in ln
+                   for ln in fwd if " r0 " in ln)
+    assert "corrupt" in [ln for ln in fwd if " dev b " in ln][0]
+    assert topo.sender_loss() == ["loss", "random", "%.6f%%" % (p * 100)]
+    assert "corrupt" not in topo.bottleneck_lines("b")[-1]
+    for mode, want in (("corrupt", "mode v3 corrupt"),
+                       ("congestion", "mode v2 corrupt")):
+        sc = load_scenario("geo", {**over, "bottleneck.gateway_loss": mode,
+                                   "bottleneck.qdisc": "epdn",
+                                   "bottleneck.epdn": "mode v3"})
+        topo = Topology(sc, load_profile("linux"))
+        line = topo.bottleneck_lines("b")[-1]
+        assert line.endswith("%s %.6f%%" % (want, p * 100)), line
+        assert line.count("mode") == 1 and topo.sender_loss() == []
+    sc = load_scenario("geo", {"forward.loss": 0.01})
+    assert sc.gateway_drop() == 0 and sc.path_forward() is sc.fwd
+
+
+@pytest.mark.parametrize("over, msg", [
+    ({"bottleneck.gateway_loss": "before"}, "must be one of"),
+    ({"bottleneck.gateway_loss": "corrupt",
+      "forward.gemodel": {"p": 1, "r": 10}}, "not a Gilbert-Elliott"),
+    ({"bottleneck.gateway_loss": "corrupt", "bottleneck.qdisc": "epdn",
+      "bottleneck.epdn": "mode v2 corrupt 1%"}, "leave it out"),
+])
+def test_gateway_loss_rejects_what_it_cannot_place(over, msg):
+    with pytest.raises(ScenarioError, match=msg):
+        load_scenario("geo", over)
+
+
+def test_a_later_key_at_its_default_leaves_identity_alone():
+    """Records made before bottleneck.gateway_loss existed keep their
+    identity; writing the default out changes nothing; another value
+    does."""
+    from satnet import experiment as xp
+    exp = xp.load_experiment("s000-fig10")
+    pt = exp.points("full")[0]
+    before = xp.resolved(load_scenario("geo"))
+    assert "gateway_loss" not in before
+    assert xp.resolved(load_scenario(
+        "geo", {"bottleneck.gateway_loss": "path"})) == before
+    assert xp.resolved(load_scenario(
+        "geo", {"bottleneck.gateway_loss": "corrupt"}))["gateway_loss"] == \
+        "corrupt"
+    assert "gateway_loss" not in pt.spec()["scenario"]

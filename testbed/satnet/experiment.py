@@ -7,12 +7,13 @@ durations for --quick and --full, what to plot, and the seed's claims.
 """
 
 import glob
+import json
 import os
 import re
 import tomllib
 
 from .paths import EXPERIMENT_DIR, PROFILE_DIR, SCENARIO_DIR, VARIANTS_FILE
-from .scenario import ScenarioError, load_scenario
+from .scenario import LATER_KEYS, ScenarioError, load_scenario
 from .stats import EQUIV_MARGIN
 
 MODES = ("quick", "full")
@@ -434,6 +435,11 @@ class Point:
                            "params": exp.catalogue[v].params}
                           for v in exp.flows(self.variant)]}
 
+    def ran_by(self, rec):
+        """@rec ran what the files give for this point now: its meta.spec
+        is spec(), as JSON stores it."""
+        return rec["meta"].get("spec") == json.loads(json.dumps(self.spec()))
+
     def __str__(self):
         return "%s %s %s rep %d%s" % (self.exp.name, self.variant,
                                       self.key(), self.rep,
@@ -445,15 +451,29 @@ def resolved(obj):
     """Every value a scenario resolved to, defaults included, so that a
     default written out in a file does not change what a point is.  The
     clock a path runs on by default is not what it runs: meta.clock
-    names the one a record had."""
+    names the one a record had.  A key added later (LATER_KEYS) counts
+    only where it differs from the default older records ran with."""
     if hasattr(obj, "__dict__"):
         return {k: resolved(v) for k, v in sorted(vars(obj).items())
-                if k not in ("path", "source", "clock")}
+                if k not in ("path", "source", "clock") and
+                not (k in LATER_KEYS and v == LATER_KEYS[k])}
     if isinstance(obj, dict):
         return {k: resolved(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [resolved(v) for v in obj]
     return obj
+
+
+def current(exp, rec):
+    """@rec, a stored record of @exp, ran what @exp's files give for its
+    point now (a record of another spec, or of a variant since removed,
+    did not)."""
+    pt = Point(exp, rec["mode"], rec["variant"], rec["point"], rec["rep"],
+               rec["meta"].get("duration_s"))
+    try:
+        return pt.ran_by(rec)
+    except (ExperimentError, ScenarioError, KeyError):
+        return False
 
 
 def point_key(point):

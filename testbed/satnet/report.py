@@ -11,7 +11,7 @@ import re
 
 from . import h2h, record, stats
 from .castate import CA_STATES, fmt_shares
-from .experiment import ACROSS, CHECK_MODE, load_all, point_key
+from .experiment import ACROSS, CHECK_MODE, current, load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
 
@@ -536,7 +536,7 @@ def clock_line(recs):
     return line
 
 
-def header(recs, command, older=0):
+def header(recs, command, older=0, superseded=0):
     def span(key):
         vals = sorted({r["meta"].get(key) or "?" for r in recs})
         return ", ".join(vals) if len(vals) <= 3 else \
@@ -551,6 +551,7 @@ def header(recs, command, older=0):
         "running anything)." % (command, len(recs),
                                 " and %d older runs" % older if older
                                 else ""),
+
         "",
         "- kernel: %s" % span("kernel"),
         clock_line(recs),
@@ -565,7 +566,11 @@ def header(recs, command, older=0):
         "flows' time, `host.cpu`): %d of %d" %
         (sum(bool((r.get("summary") or {}).get("cpu_bound")) for r in recs),
          sum("cpu" in (r.get("host") or {}) for r in recs)),
-    ]
+    ] + ([
+        "- superseded: %d stored runs ran what the experiment files no "
+        "longer specify (their `meta.spec` differs: a scenario, variant or "
+        "profile changed since); they judge nothing here, and `satnet run` "
+        "runs their points again" % superseded] if superseded else [])
 
 
 SAME_WORDS = {"reproduced": "same", "contradicted": "differs",
@@ -705,6 +710,11 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     kw = {"results": results} if results else {}
     recs = load_records(experiments=sorted(read) if names else None,
                         warn=warn, **kw)
+    # a record of what the files no longer specify judges nothing
+    named = {e.name: e for e in every}
+    superseded = [r for r in recs if r["experiment"] in named and
+                  not current(named[r["experiment"]], r)]
+    recs = [r for r in recs if r not in superseded]
     by_exp = {}
     for r in recs:
         by_exp.setdefault(r["experiment"], []).append(r)
@@ -715,13 +725,13 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     recs = [r for r in recs if r["experiment"] not in pool or
             r["experiment"] in results_]
     claims, summary, per_seed = claims_table(exps, pool)
-    current = [r for r in recs if r["experiment"] in results_]
+    used = [r for r in recs if r["experiment"] in results_]
     out = ["# Results: the seeds' claims on a real kernel", "",
            "Verdicts per seed (the rule: [experiments.md](experiments.md"
            "#how-a-claim-is-judged); *pilot*: fewer than 3 full-length "
            "runs a side):", ""] + seed_summary(per_seed) + [""]
-    out += header(current, command or "satnet report",
-                  len(recs) - len(current)) if current else \
+    out += header(used, command or "satnet report",
+                  len(recs) - len(used), len(superseded)) if used else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]
     out += ["", "## Claims", "",
             "Each headline claim of the seeds ([references.md]"

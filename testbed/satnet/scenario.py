@@ -26,6 +26,15 @@ DISTS = ("normal", "uniform", "exponential", "fixed")
 GE_KEYS = ("p", "r", "bad_loss", "good_loss")
 GE_DEFAULTS = {"bad_loss": 100.0, "good_loss": 0.0}
 QDISCS = ("pfifo", "red", "epdn")
+# Where the forward path's corruption and random loss happen: on the path
+# after the gateway (netem at R2), or at the gateway's entry, where an
+# epdn gateway drops them itself: as link-layer CRC failures ("corrupt",
+# recorded in mode v2 only) or as drops it records whatever its mode
+# ("congestion", for a seed's congestion drops at a fixed rate).
+GATEWAY_LOSS = ("path", "corrupt", "congestion")
+# Keys added after records were made, with the default they had before:
+# at that default they stay out of a point's identity (experiment.resolved).
+LATER_KEYS = {"gateway_loss": "path"}
 
 
 class ScenarioError(ValueError):
@@ -265,7 +274,8 @@ class Scenario:
         b = d.get("bottleneck", {})
         _check_keys(b, "bottleneck", ("rate_mbit", "qdisc", "limit",
                                       "epdn", "red", "epdn_domain",
-                                      "epdn_red", "burst_bytes"))
+                                      "epdn_red", "burst_bytes",
+                                      "gateway_loss"))
         self.rate_bps = _positive(b.get("rate_mbit", 0),
                                   "bottleneck.rate_mbit", False) * 1e6
         if self.rate_bps > ACCESS_RATE_BPS:
@@ -300,6 +310,19 @@ class Scenario:
         self.ack = Direction(d.get("ack", {}), "ack", ACK_BYTES,
                              self.fwd.delay_ms)
         self.schedule = Schedule(d["schedule"]) if "schedule" in d else None
+        self.gateway_loss = b.get("gateway_loss", "path")
+        if self.gateway_loss not in GATEWAY_LOSS:
+            raise ScenarioError("bottleneck.gateway_loss must be one of " +
+                                ", ".join(GATEWAY_LOSS))
+        if self.gateway_loss != "path" and (self.fwd.gemodel or
+                                            self.schedule):
+            raise ScenarioError("bottleneck.gateway_loss takes random loss "
+                                "and corruption, not a Gilbert-Elliott "
+                                "model or a schedule")
+        if self.gateway_loss != "path" and "corrupt" in self.epdn_args:
+            raise ScenarioError("bottleneck.gateway_loss sets the epdn "
+                                "gateway's corrupt: leave it out of "
+                                "bottleneck.epdn")
         r = d.get("run", {})
         _check_keys(r, "run", ("duration_s", "profile", "pairs", "mss",
                                "clock"))
@@ -361,11 +384,28 @@ class Scenario:
             lost = (1 - share) * lost + share * self.schedule.burst_loss
         return 1 - (1 - direction.per) * (1 - lost)
 
+    def gateway_drop(self):
+        """The share of forward packets dropped at the gateway's entry
+        (bottleneck.gateway_loss): corruption and random loss together."""
+        if self.gateway_loss == "path":
+            return 0.0
+        return 1 - (1 - self.fwd.per) * (1 - self.fwd.loss)
+
+    def path_forward(self):
+        """The forward satellite stage as netem runs it: without what the
+        gateway drops instead."""
+        if self.gateway_loss == "path":
+            return self.fwd
+        d = self.fwd.moved(self.fwd.delay_ms, 0.0)
+        d.per = 0.0
+        return d
+
     def describe(self):
         return {
             "name": self.name, "source": self.source,
             "rate_bps": self.rate_bps, "qdisc": self.qdisc,
             "epdn_domain": self.epdn_domain, "burst_bytes": self.burst_bytes,
+            "gateway_loss": self.gateway_loss,
             "limit_packets": self.limit_packets(),
             "base_rtt_ms": self.base_rtt_ms(),
             "forward": {**vars_of(self.fwd),

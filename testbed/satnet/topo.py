@@ -25,6 +25,7 @@ rcv i 10.2.i.1/24, R2 10.2.i.254.
 
 import itertools
 import os
+import re
 import subprocess
 
 from .host import (TopologyError, ip_batch, modprobe, netns, own_ehash,
@@ -298,13 +299,41 @@ class Topology:
 
     def qdiscs(self):
         acc = " ".join(self.access_netem())
-        for ns in self.snd + self.rcv:
+        for ns in self.rcv:
             self.tc_batch(ns, ["qdisc add dev eth0 root " + acc])
+        snd = " ".join(self.access_netem() + self.sender_loss())
+        for ns in self.snd:
+            self.tc_batch(ns, ["qdisc add dev eth0 root " + snd])
         r1 = ["qdisc add dev s%d root %s" % (i, acc)
               for i in range(self.sc.pairs)]
         r1 += self.bottleneck_lines("b")
         self.tc_batch(self.r1, r1)
-        self.tc_batch(self.r2, self.satellite_stages(self.sc.fwd, self.sc.ack))
+        self.tc_batch(self.r2, self.satellite_stages(self.sc.path_forward(),
+                                                     self.sc.ack))
+
+    def sender_loss(self):
+        """bottleneck.gateway_loss without an epdn gateway to drop it: the
+        same share lost on the senders' access links, which also reach the
+        gateway's entry, so that it never takes the bottleneck's time."""
+        p = self.sc.gateway_drop()
+        if not p or self.sc.qdisc == "epdn":
+            return []
+        return ["loss", "random", "%.6f%%" % (p * 100)]
+
+    def epdn_args(self):
+        """The epdn gateway's options, with bottleneck.gateway_loss's
+        drops: CRC failures it records in mode v2 only, or, for
+        "congestion", in mode v2, so that every mode records them (v2 and
+        v3 differ only in CRC failures, and the option's V2 flag, which
+        receivers ignore)."""
+        sc = self.sc
+        p = sc.gateway_drop()
+        if not p:
+            return sc.epdn_args
+        args = sc.epdn_args
+        if sc.gateway_loss == "congestion":
+            args = re.sub(r"\s*\bmode\s+v[23]\b", "", args) + " mode v2"
+        return "%s corrupt %.6f%%" % (args.strip(), p * 100)
 
     def bottleneck_lines(self, dev):
         sc = self.sc
@@ -322,7 +351,7 @@ class Topology:
             lines.append(child + self.red_args(limit))
         else:
             lines.append(child + "epdn limit %d %s%s" %
-                         (limit, sc.epdn_args, self.epdn_red_args()))
+                         (limit, self.epdn_args(), self.epdn_red_args()))
         return lines
 
     def red_params(self):
