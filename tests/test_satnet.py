@@ -686,6 +686,32 @@ def test_report_from_real_runs(tmp_path):
     assert len(verdicts) == 3
 
 
+def test_a_module_parameter_written_out_at_its_value_keeps_identity():
+    """A stored run whose variant now writes out a parameter at the value
+    the run's module had (meta.modules) is still that point; another
+    value, or a parameter the module did not have, is not."""
+    exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))
+    path = sorted(glob.glob(os.path.join(FIX_RESULTS, "fx-sweep", "full",
+                                         "tcp-r", "*.json")))[0]
+    rec = record.load(path)
+    pt = xp.Point(exp, rec["mode"], rec["variant"], rec["point"],
+                  rec["rep"], rec["meta"]["duration_s"])
+    assert pt.ran_by(rec)
+    var = exp.catalogue["tcp-r"]
+    base = var.params
+    try:
+        for extra, same in (({"rack_steer": True}, True),
+                            ({"rack_steer": 1}, True),
+                            ({"rack_steer": False}, False),
+                            ({"no_such_param": 3}, False)):
+            var.params = {"tcp_r": {**base["tcp_r"], **extra}}
+            assert pt.ran_by(rec) is same, extra
+        var.params = {}
+        assert not pt.ran_by(rec)        # rtt0_ms = 0: the module had none
+    finally:
+        var.params = base
+
+
 def test_report_leaves_out_runs_of_another_spec(tmp_path):
     """A stored run of what the files no longer specify (its meta.spec
     differs: here the path's rate) judges nothing and is counted as

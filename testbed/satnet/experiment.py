@@ -12,6 +12,7 @@ import os
 import re
 import tomllib
 
+from .kmod import param_text
 from .paths import EXPERIMENT_DIR, PROFILE_DIR, SCENARIO_DIR, VARIANTS_FILE
 from .scenario import LATER_KEYS, ScenarioError, load_scenario
 from .stats import EQUIV_MARGIN
@@ -437,8 +438,17 @@ class Point:
 
     def ran_by(self, rec):
         """@rec ran what the files give for this point now: its meta.spec
-        is spec(), as JSON stores it."""
-        return rec["meta"].get("spec") == json.loads(json.dumps(self.spec()))
+        is spec(), as JSON stores it, but for module parameters: one that
+        either side leaves out counts at the value the record's module had
+        (meta.modules), so that writing out a default changes nothing."""
+        have = rec["meta"].get("spec") or {}
+        want = json.loads(json.dumps(self.spec()))
+        if len(have.get("flows") or []) != len(want["flows"]):
+            return False
+        ran = rec["meta"].get("modules") or {}
+        return _without_params(have) == _without_params(want) and all(
+            same_params(a.get("params") or {}, b["params"], ran)
+            for a, b in zip(have["flows"], want["flows"]))
 
     def __str__(self):
         return "%s %s %s rep %d%s" % (self.exp.name, self.variant,
@@ -462,6 +472,31 @@ def resolved(obj):
     if isinstance(obj, (list, tuple)):
         return [resolved(v) for v in obj]
     return obj
+
+
+def _without_params(spec):
+    return {**spec, "flows": [{k: v for k, v in f.items() if k != "params"}
+                              for f in spec["flows"]]}
+
+
+def same_params(a, b, ran):
+    """Module parameters @a and @b ({module: {param: value}}) agree, a
+    parameter missing from one taken at its value in @ran (a record's
+    meta.modules: what the kernel showed, bools as Y or N)."""
+    for m in set(a) | set(b):
+        had = (ran.get(m) or {}).get("parameters") or {}
+        for p in set(a.get(m, {})) | set(b.get(m, {})):
+            x, y = (_param(d.get(m, {}).get(p, had.get(p))) for d in (a, b))
+            if x is None or x != y:
+                return False
+    return True
+
+
+def _param(v):
+    if v is None:
+        return None
+    text = param_text(v)
+    return {"Y": "1", "N": "0"}.get(text, text)
 
 
 def current(exp, rec):
