@@ -194,6 +194,8 @@ def claim_points(a, names, variants):
             c[0] == name for c in e.claim_cells()))
         exps[name] = xp.load_experiment(os.path.join(
             os.path.dirname(home.path), name + ".toml"), variants)
+    # a mix runs all its flows, and its mice, in one point
+    cells = {(n, "mix" if exps[n].mix else v, k) for n, v, k in cells}
     points = []
     for name, exp in exps.items():
         full = exp.modes["full"]["duration_s"]

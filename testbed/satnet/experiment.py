@@ -26,8 +26,11 @@ CHECK_MODE = re.compile(r"^check(\d+)-(alone|beside)$")
 METRICS = ("goodput", "goodput_share", "limit_share", "retrans_share",
            "timeouts", "recoveries", "jain", "packets")
 EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
-            "variants", "mix", "profile", "scaled", "sweep", "quick", "full",
-            "plot", "claim")
+            "variants", "mix", "mice", "profile", "scaled", "sweep", "quick",
+            "full", "plot", "claim")
+MICE_KEYS = ("variant", "pairs", "per_s", "mean_bytes", "shape")
+# What claims call the short flows of an experiment with mice.
+MICE = "mice"
 VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
 FORMS = ("ratio", "better", "at_least", "same", "best", "trend", "steady",
          "na")
@@ -136,6 +139,7 @@ class Claim:
         self.refs = [tuple(v.split(":")) for v in names
                      if isinstance(v, str) and v.count(":") == 1]
         unknown = [v for v in names if v not in exp.variants and
+                   not (v == MICE and exp.mice) and
                    not (isinstance(v, str) and v.count(":") == 1)]
         if unknown:
             raise ExperimentError("%s: variants %s are not in the "
@@ -227,6 +231,7 @@ class Experiment:
             raise ExperimentError("%s: unknown variant(s) %s" %
                                   (where, ", ".join(missing)))
         self.catalogue = {v: variants[v] for v in self.variants}
+        self.mice = self._mice(d.get("mice"), where, variants)
         self.base_qdisc = load_scenario(self.scenario).qdisc \
             if os.path.exists(os.path.join(SCENARIO_DIR,
                                            self.scenario + ".toml")) else None
@@ -260,6 +265,37 @@ class Experiment:
                                   (where, self.metric))
         self.claims = [Claim(c, self) for c in d.get("claim", [])]
         self.check_scenario()
+
+    def arms(self):
+        """What the report shows a line of: the variants, and the short
+        flows where they run."""
+        return self.variants + ([MICE] if self.mice else [])
+
+    def _mice(self, m, where, variants):
+        """[mice]: short flows from pairs of their own, after the mix's
+        (seed 001 §XII-A), with their variant's congestion control and
+        profile; None without."""
+        if m is None:
+            return None
+        where += " [mice]"
+        _keys(m, where, MICE_KEYS)
+        if not self.mix:
+            raise ExperimentError("%s: mice run beside a mix" % where)
+        var = variants.get(m.get("variant"))
+        if var is None or var.params or var.set:
+            raise ExperimentError("%s: variant must be one of the "
+                                  "catalogue without params or set" % where)
+        m = {"pairs": 1, "mean_bytes": 10000, "shape": 1.5, **m}
+        if not (isinstance(m["pairs"], int) and 1 <= m["pairs"] <= 32 and
+                isinstance(m.get("per_s"), (int, float)) and
+                0 < m["per_s"] <= 100 and m["mean_bytes"] > 0 and
+                m["shape"] > 1):
+            raise ExperimentError("%s: pairs 1..32, per_s (short flows a "
+                                  "second from each pair) above 0 and up "
+                                  "to 100, mean_bytes above 0, shape above "
+                                  "1" % where)
+        self.catalogue[m["variant"]] = var
+        return {**m, "cc": var.cc}
 
     def _mode(self, m, where):
         _keys(m, where, ("reps", "duration_s", "values", "variants"))
@@ -329,7 +365,8 @@ class Experiment:
             over["bottleneck.epdn_red"] = True
         over.update(point)
         if self.mix:
-            over["run.pairs"] = sum(self.mix.values())
+            over["run.pairs"] = sum(self.mix.values()) + \
+                (self.mice["pairs"] if self.mice else 0)
         return over
 
     def scenario_for(self, variant, point, duration):
@@ -430,11 +467,15 @@ class Point:
         run again."""
         exp = self.exp
         sc = exp.scenario_for(self.variant, self.point, self.duration)
-        return {"scenario": resolved(sc), "sysctl": sc.sysctl,
-                "flows": [{"variant": v, "cc": exp.catalogue[v].cc,
-                           "profile": exp.profile_for(v, sc, self.point),
-                           "params": exp.catalogue[v].params}
-                          for v in exp.flows(self.variant)]}
+        out = {"scenario": resolved(sc), "sysctl": sc.sysctl,
+               "flows": [{"variant": v, "cc": exp.catalogue[v].cc,
+                          "profile": exp.profile_for(v, sc, self.point),
+                          "params": exp.catalogue[v].params}
+                         for v in exp.flows(self.variant)]}
+        if exp.mice:
+            out["mice"] = {**exp.mice, "profile": exp.profile_for(
+                exp.mice["variant"], sc, self.point)}
+        return out
 
     def ran_by(self, rec):
         """@rec ran what the files give for this point now: its meta.spec
@@ -546,7 +587,8 @@ def check_refs(exp, variants):
                 raise ExperimentError("%s: no experiment %r beside this "
                                       "one" % (where, name))
             other = load_experiment(path, variants, refs=False)
-            if var not in other.variants:
+            if var not in other.variants and not (var == MICE and
+                                                  other.mice):
                 raise ExperimentError("%s: %s has no variant %r" %
                                       (where, name, var))
             keys = [point_key(p) for p in other.sweep_points(None, True)]

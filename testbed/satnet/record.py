@@ -15,9 +15,10 @@ import subprocess
 import sys
 import time
 
-from . import kmod
+from . import kmod, mice
 from .castate import CA_STATES
 from .checkout import git_state
+from .experiment import MICE
 from .paths import MODULES, RESULTS_DIR, TOP
 from .topo import steering_mask
 
@@ -197,6 +198,20 @@ def recoveries(flows):
                for c in RECOVERY_COUNTERS) / len(flows)
 
 
+def mice_summary(m):
+    """The short flows of a run as one more "variant": their mean
+    throughput as goodput (Mbit/s), retransmissions and timeouts from
+    their senders' counters (timeouts per mouse begun)."""
+    out = mice.summary(m["flows"])
+    c = m["counters"]
+    sent = c.get("TcpOutSegs", 0)
+    out.update(retrans_share=c.get("TcpRetransSegs", 0) / sent
+               if sent else None,
+               timeouts=c.get("TcpExtTCPTimeouts", 0) / out["started"]
+               if out["started"] else None)
+    return out
+
+
 def summarize(rec, rate_bps, mss):
     """The metrics of docs/experiments.md, per variant of the run (each
     flow has its own sender namespace, so its own counters)."""
@@ -220,6 +235,8 @@ def summarize(rec, rate_bps, mss):
     j = jain([f["goodput_bps"] for f in flows])
     for v in out.values():
         v["jain"] = j
+    if rec.get("mice"):
+        out[MICE] = mice_summary(rec["mice"])
     cpu = (rec.get("host") or {}).get("cpu") or {}
     return {"variants": out,
             "goodput_bps": sum(f["goodput_bps"] for f in flows), "jain": j,

@@ -144,7 +144,7 @@ class ClaimRuns:
 def table_rows(res):
     rows = []
     for pt in res.points():
-        for v in res.exp.variants:
+        for v in res.exp.arms():
             e = res.estimate(v, pt)
             if not e.n:
                 continue
@@ -187,7 +187,7 @@ def _series(res):
     if _categories(exp):
         scale = None
     out = []
-    for v in exp.variants:
+    for v in exp.arms():
         pts = [(next(iter(p.values()), None), res.estimate(v, p))
                for p in res.points()]
         pts = [(x * scale if x is not None and scale is not None else x, e)

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 
-from . import measure, record
+from . import measure, mice, record
 from .host import modprobe, proc_net
 from .kmod import get_param, param_text, set_param
 from .measure import SelfCheckError
@@ -26,6 +26,8 @@ from .scenario import load_profile
 from .topo import Topology
 
 SELF_CHECK_ATTEMPTS = 3
+# How long the mice under way when the long flows end may take to finish.
+MICE_GRACE_S = 10.0
 PROC_FILES = ("rn_sender", "rn_host")
 
 
@@ -263,18 +265,62 @@ def snapshot(topo):
             "proc_rcv": _sum(proc_counters(topo, ns) for ns in topo.rcv)}
 
 
+def mice_for(pt, topo):
+    """The point's short flows (experiment [mice]): from the pairs after
+    the long flows', seeded by the point and repetition, so that every
+    arm of a claim meets the same mice; None without."""
+    spec = pt.exp.mice
+    if not spec:
+        return None
+    first = len(pt.exp.flows(pt.variant))
+    senders = [(topo.snd[i], topo.rcv_addr(i))
+               for i in range(first, first + spec["pairs"])]
+    return mice.Mice(senders, spec, pt.duration,
+                     seed="%s-%d" % (pt.key(), pt.rep))
+
+
+def mice_result(driver, done, first, before, after):
+    """What the mice did (@done: driver.finish()), and their senders'
+    counters summed."""
+    flows, errors = done
+    n = len(driver.senders)
+    return {"variant": driver.spec["variant"], "cc": driver.spec["cc"],
+            "flows": flows, "errors": errors,
+            "counters": _sum(record.diff_counters(before["snd"][i],
+                                                  after["snd"][i])
+                             for i in range(first, first + n))}
+
+
 def measure_point(pt, topo, check):
     """The flows of one point on a topology that passed its self-check."""
     variants = pt.exp.flows(pt.variant)
     ccs = [pt.exp.catalogue[v].cc for v in variants]
     before = snapshot(topo)
     measure.check_idle(before["qdisc"])
+    driver = mice_for(pt, topo)
+    sink = mice.Sink(topo.rcv[len(variants):]) if driver else None
     cpu0 = measure.cpu_times()
-    with PathSchedule(topo.schedule_steps(pt.duration),
-                      topo.tc_batch) as schedule:
-        flows = together(lambda i, barrier, cc: _flow(topo, i, barrier, cc,
-                                                      pt.duration),
-                         [{"cc": cc} for cc in ccs], action=schedule.start)
+
+    def start():
+        schedule.start()
+        if driver:
+            sink.start()
+            driver.start()
+
+    done = None
+    try:
+        with PathSchedule(topo.schedule_steps(pt.duration),
+                          topo.tc_batch) as schedule:
+            flows = together(lambda i, barrier, cc: _flow(
+                topo, i, barrier, cc, pt.duration),
+                [{"cc": cc} for cc in ccs], action=start)
+        if driver:
+            done = driver.finish(MICE_GRACE_S)
+    finally:
+        if driver and done is None and driver.is_alive():
+            driver.finish(0)
+        if sink and sink.is_alive():
+            sink.stop()
     cpu = measure.cpu_use(cpu0, measure.cpu_times())
     applied = schedule.result()
     after = snapshot(topo)
@@ -283,7 +329,10 @@ def measure_point(pt, topo, check):
         f["counters"] = record.diff_counters(before["snd"][i],
                                              after["snd"][i])
     q0, q1 = qdisc_totals(before["qdisc"]), qdisc_totals(after["qdisc"])
+    extra = {"mice": mice_result(driver, done, len(variants), before,
+                                 after)} if driver else {}
     return {
+        **extra,
         "flows": flows,
         "bottleneck": {"before": before["qdisc"], "after": after["qdisc"],
                        "delta": record.diff_counters(q0, q1)},
@@ -309,6 +358,9 @@ def run_point(pt, width=1, tag=None, setup_lock=None,
     profile = load_profile(pt.exp.profile_for(pt.variant, sc, pt.point))
     spec = pt.spec()
     pairs = [load_profile(f["profile"]) for f in spec["flows"]]
+    if "mice" in spec:
+        pairs += [load_profile(spec["mice"]["profile"])] * \
+            spec["mice"]["pairs"]
     for n in range(SELF_CHECK_ATTEMPTS):
         try:
             with contextlib.ExitStack() as stack:
