@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The one runner: a point is a fresh topology, a self-check, one iperf3
-flow per sender/receiver pair (all started together), probes beside them,
+flow per sender/receiver pair (all started together; an experiment's
+short flows, satnet.mice, from pairs of their own), probes beside them,
 the scenario's schedule of path changes applied while they run, and a
 record.  Several points run at once, each in its own namespaces.
 
