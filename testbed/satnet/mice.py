@@ -162,14 +162,15 @@ class Mouse(threading.Thread):
 
 class Mice(threading.Thread):
     """The mice of every (sender namespace, destination) in @senders,
-    each sender's drawn by arrivals() from its own seeded generator, so
-    that a point's mice are the same in every arm and repetition."""
+    each sender's drawn by arrivals() from a generator seeded by @seed
+    and its index, so that the arms of a comparison, given one seed,
+    meet the same mice."""
 
     def __init__(self, senders, spec, duration, seed=0, port=PORT):
         super().__init__(daemon=True)
         self.senders, self.spec, self.port = senders, spec, port
         self.plan = []
-        for i, _ in enumerate(senders):
+        for i in range(len(senders)):
             rnd = random.Random("%s-%d" % (seed, i))
             self.plan += [(t, i, size) for t, size in arrivals(
                 rnd, spec["per_s"], duration, spec["mean_bytes"],

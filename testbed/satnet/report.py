@@ -712,9 +712,10 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
                         warn=warn, **kw)
     # a record of what the files no longer specify judges nothing
     named = {e.name: e for e in every}
-    superseded = [r for r in recs if r["experiment"] in named and
-                  not current(named[r["experiment"]], r)]
-    recs = [r for r in recs if r not in superseded]
+    keep = [r["experiment"] not in named or
+            current(named[r["experiment"]], r) for r in recs]
+    superseded = keep.count(False)
+    recs = [r for r, k in zip(recs, keep) if k]
     by_exp = {}
     for r in recs:
         by_exp.setdefault(r["experiment"], []).append(r)
@@ -731,7 +732,7 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
            "#how-a-claim-is-judged); *pilot*: fewer than 3 full-length "
            "runs a side):", ""] + seed_summary(per_seed) + [""]
     out += header(used, command or "satnet report",
-                  len(recs) - len(used), len(superseded)) if used else \
+                  len(recs) - len(used), superseded) if used else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]
     out += ["", "## Claims", "",
             "Each headline claim of the seeds ([references.md]"
