@@ -60,6 +60,13 @@ def test_every_mouse_finishes_on_loopback_and_the_plan_is_seeded():
         [(None, "127.0.0.1")] * 2, SPEC, 1.0, seed="t").plan != plan
 
 
+def test_a_sink_never_started_closes_its_sockets_on_stop():
+    sink = mice.Sink([None], port=free_port(), host="127.0.0.1")
+    lsock = sink.listeners[0]
+    sink.stop()
+    assert lsock.fileno() == -1
+
+
 def test_a_mouse_the_run_outlasts_is_cut_without_a_time():
     """A receiver that never reads: the mouse is still sending (or
     waiting) when the run ends, and is cut, with no time and no error."""

@@ -67,6 +67,9 @@ class Sink(threading.Thread):
                     self._accept(key.fileobj)
                 else:
                     self._read(key.fileobj)
+        self._close()
+
+    def _close(self):
         for key in list(self.sel.get_map().values()):
             key.fileobj.close()
         self.sel.close()
@@ -91,8 +94,12 @@ class Sink(threading.Thread):
             conn.close()
 
     def stop(self):
+        """End the thread, or, never started, close its sockets."""
         self.stopped.set()
-        self.join()
+        if self.ident is None:
+            self._close()
+        else:
+            self.join()
 
 
 class Cut(Exception):

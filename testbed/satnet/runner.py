@@ -320,7 +320,7 @@ def measure_point(pt, topo, check):
     finally:
         if driver and done is None and driver.is_alive():
             driver.finish(0)
-        if sink and sink.is_alive():
+        if sink:
             sink.stop()
     cpu = measure.cpu_use(cpu0, measure.cpu_times())
     applied = schedule.result()
