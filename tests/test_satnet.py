@@ -712,6 +712,20 @@ def test_a_module_parameter_written_out_at_its_value_keeps_identity():
         var.params = base
 
 
+def test_a_point_whose_senders_drop_says_they_drop_per_segment():
+    """Records from before the senders' links dropped one segment at a
+    time lost TCP's GSO pairs: their spec lacks the mark, so they are
+    run again; the arms the gateway drops for keep their identity."""
+    exp = xp.load_experiment("s000-fig8-nodelay")
+    spec = {v: xp.Point(exp, "full", v, {"forward.loss": 0.01}, 0,
+                        1000).spec() for v in ("sack-ns2", "tcp-r")}
+    assert spec["sack-ns2"]["sender_loss"] == "per segment"
+    assert "sender_loss" not in spec["tcp-r"]
+    assert "sender_loss" not in xp.Point(exp, "full", "sack-ns2",
+                                         {"forward.loss": 0}, 0,
+                                         1000).spec()
+
+
 def test_report_leaves_out_runs_of_another_spec(tmp_path):
     """A stored run of what the files no longer specify (its meta.spec
     differs: here the path's rate) judges nothing and is counted as

@@ -472,6 +472,10 @@ class Point:
                           "profile": exp.profile_for(v, sc, self.point),
                           "params": exp.catalogue[v].params}
                          for v in exp.flows(self.variant)]}
+        if sc.sender_drop():
+            # Records before the senders' links dropped one segment at a
+            # time (Topology.sender_segments) lost two at once.
+            out["sender_loss"] = "per segment"
         if exp.mice:
             out["mice"] = {**exp.mice, "profile": exp.profile_for(
                 exp.mice["variant"], sc, self.point)}

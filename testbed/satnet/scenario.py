@@ -391,6 +391,11 @@ class Scenario:
             return 0.0
         return 1 - (1 - self.fwd.per) * (1 - self.fwd.loss)
 
+    def sender_drop(self):
+        """The share of forward packets the senders' access links drop in
+        place of a gateway that cannot (gateway_loss without epdn)."""
+        return 0.0 if self.qdisc == "epdn" else self.gateway_drop()
+
     def path_forward(self):
         """The forward satellite stage as netem runs it: without what the
         gateway drops instead."""

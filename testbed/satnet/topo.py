@@ -168,6 +168,7 @@ class Topology:
         self.links()
         self.addresses()
         self.offloads()
+        self.sender_segments()
         self.steer()
         self.sysctls()
         self.qdiscs()
@@ -232,7 +233,9 @@ class Topology:
         return ["eth0"]
 
     def offloads(self):
-        """TSO/GSO/GRO off: netem limits count GSO packets, not wire packets."""
+        """TSO/GSO/GRO off: netem limits count GSO packets, not wire packets
+        (on the routers; a sender's own qdisc still sees TCP's GSO
+        packets, see sender_segments)."""
         for ns in self.all_ns():
             for d in self.devices(ns):
                 run(["ethtool", "-K", d, "tso", "off", "gso", "off", "gro",
@@ -315,10 +318,24 @@ class Topology:
         """bottleneck.gateway_loss without an epdn gateway to drop it: the
         same share lost on the senders' access links, which also reach the
         gateway's entry, so that it never takes the bottleneck's time."""
-        p = self.sc.gateway_drop()
-        if not p or self.sc.qdisc == "epdn":
+        p = self.sc.sender_drop()
+        if not p:
             return []
         return ["loss", "random", "%.6f%%" % (p * 100)]
+
+    def sender_segments(self):
+        """One TCP segment per packet on the senders' links where they
+        drop (sender_loss).  TCP hands its own qdisc GSO packets whatever
+        the device's offloads (software segmentation comes after the
+        qdisc), at least tcp_min_tso_segs (2) segments each, and netem
+        drops a GSO packet whole: a drop would take two segments, at half
+        the rate of loss events asked for.  gso_max_segs caps what TCP
+        builds."""
+        if not self.sc.sender_drop():
+            return
+        for ns in self.snd:
+            run(["ip", "link", "set", "dev", "eth0", "gso_max_segs", "1"],
+                ns=ns)
 
     def epdn_args(self):
         """The epdn gateway's options, with bottleneck.gateway_loss's
