@@ -140,6 +140,42 @@ def test_one_percent_packet_errors_give_one_percent_loss():
                                                          backlog))
 
 
+def sender_skbs_and_segments(over):
+    """The IP packets (IpOutRequests: one a GSO packet) and the TCP
+    segments (TcpOutSegs + TcpRetransSegs) pair 0's sender sent in 10 s
+    of cubic on seed 001's path without reordering, and its access
+    link's netem drops."""
+    sc = load_scenario("mild-reorder", {
+        "forward.reorder.fraction": 0, "forward.delay_ms": 10,
+        "ack.delay_ms": 10, **over})
+    with Topology(sc, load_profile("linux")) as topo:
+        measure.iperf3_run(topo, "cubic", 10, bottleneck=False)
+        c = measure.nstat(topo, topo.snd[0])
+        qd = json.loads(topo.ex(topo.snd[0], [
+            "tc", "-s", "-j", "qdisc", "show", "dev", "eth0"]).stdout)
+    drops = sum(q.get("drops", 0) for q in qd if q["kind"] == "netem")
+    return (c["IpOutRequests"], c["TcpOutSegs"] + c["TcpRetransSegs"],
+            drops)
+
+
+def test_a_sender_side_drop_takes_one_segment():
+    """Without an epdn gateway, bottleneck.gateway_loss drops on the
+    senders' access links, and netem drops a GSO packet whole.  TCP
+    builds GSO packets of two segments or more whatever the offloads
+    (seen: 0.64 IP packets a segment with the loss on the path), so the
+    senders that drop are held to one segment a packet: as many IP
+    packets as segments (a few more: the self-check's pings)."""
+    gso, whole, drops = sender_skbs_and_segments({})
+    assert gso < 0.8 * whole and drops == 0, (gso, whole)
+    skbs, segs, drops = sender_skbs_and_segments({
+        "bottleneck.gateway_loss": "congestion", "forward.loss": 0.02})
+    assert drops >= 30
+    assert segs <= skbs <= segs + 20, (skbs, segs)
+    print("IP packets a segment: %.2f with the loss on the path, %.2f "
+          "with 2 %% on the sender's link (%d drops)" %
+          (gso / whole, skbs / segs, drops))
+
+
 def test_reordering_model_shows_in_sender_counters():
     sc = load_scenario("mild-reorder", {"forward.reorder.fraction": 0.05})
     with Topology(sc, load_profile("linux")) as topo:
