@@ -168,7 +168,6 @@ class Topology:
         self.links()
         self.addresses()
         self.offloads()
-        self.sender_segments()
         self.steer()
         self.sysctls()
         self.qdiscs()
@@ -218,6 +217,7 @@ class Topology:
             for ns, net in ((self.snd[i], 1), (self.rcv[i], 2)):
                 batch[ns].append("route add default via 10.%d.%d.254%s" %
                                  (net, i, self.advmss()))
+            batch[self.snd[i]] += self.sender_segments()
         for ns, lines in batch.items():
             run(["ip", "-n", ns, "-batch", "-"], inp="\n".join(lines) + "\n")
 
@@ -330,12 +330,10 @@ class Topology:
         qdisc), at least tcp_min_tso_segs (2) segments each, and netem
         drops a GSO packet whole: a drop would take two segments, at half
         the rate of loss events asked for.  gso_max_segs caps what TCP
-        builds."""
+        builds.  The ip lines for a sender's batch (addresses())."""
         if not self.sc.sender_drop():
-            return
-        for ns in self.snd:
-            run(["ip", "link", "set", "dev", "eth0", "gso_max_segs", "1"],
-                ns=ns)
+            return []
+        return ["link set dev eth0 gso_max_segs 1"]
 
     def epdn_args(self):
         """The epdn gateway's options, with bottleneck.gateway_loss's
