@@ -726,6 +726,26 @@ def test_a_point_whose_senders_drop_says_they_drop_per_segment():
                                          1000).spec()
 
 
+def test_a_swept_run_length_is_the_length_a_point_runs():
+    """Where the sweep is run.duration_s, each point runs for its value,
+    not the mode's duration_s; a record that ran another length than its
+    spec says is not that point's, and --duration cannot override it."""
+    exp = xp.load_experiment("s002-fig2")
+    pts = exp.points("full", 1, ["sack"], every=True)
+    assert sorted(p.duration for p in pts) == [31, 62, 123]
+    pt = [p for p in pts if p.point == {"run.duration_s": 31}][0]
+    assert pt.spec()["scenario"]["duration_s"] == 31
+    rec = {"meta": {"spec": json.loads(json.dumps(pt.spec())),
+                    "modules": {}, "duration_s": 31}}
+    assert pt.ran_by(rec)
+    rec["meta"]["duration_s"] = 123
+    assert not pt.ran_by(rec)
+    rec.update(mode="full", variant="sack", point=pt.point, rep=0)
+    assert not xp.current(exp, rec)
+    with pytest.raises(xp.ExperimentError, match="sweeps run.duration_s"):
+        exp.points("full", 1, ["sack"], 20, every=True)
+
+
 def test_report_leaves_out_runs_of_another_spec(tmp_path):
     """A stored run of what the files no longer specify (its meta.spec
     differs: here the path's rate) judges nothing and is counted as

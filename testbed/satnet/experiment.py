@@ -31,6 +31,8 @@ EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
 MICE_KEYS = ("variant", "pairs", "per_s", "mean_bytes", "shape")
 # What claims call the short flows of an experiment with mice.
 MICE = "mice"
+# a sweep of this key sets each point's run length
+SWEPT_LENGTH = "run.duration_s"
 VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
 FORMS = ("ratio", "better", "at_least", "same", "best", "trend", "steady",
          "na")
@@ -403,6 +405,10 @@ class Experiment:
         with the mode's reps and duration."""
         m = self.modes.get(mode) or self.modes["full"]
         reps = reps or m["reps"]
+        if duration and self.sweep and self.sweep["key"] == SWEPT_LENGTH:
+            raise ExperimentError("%s sweeps %s: --duration cannot set "
+                                  "its runs' length" % (self.name,
+                                                        SWEPT_LENGTH))
         duration = duration or m["duration_s"]
         if self.mix:
             names = ["mix"]
@@ -419,7 +425,9 @@ class Point:
 
     def __init__(self, exp, mode, variant, point, rep, duration):
         self.exp, self.mode, self.variant = exp, mode, variant
-        self.point, self.rep, self.duration = point, rep, duration
+        self.point, self.rep = point, rep
+        # a swept run length is the length its scenario gives the run
+        self.duration = point.get(SWEPT_LENGTH, duration)
 
     def key(self):
         return point_key(self.point)
@@ -488,6 +496,9 @@ class Point:
         (meta.modules), so that writing out a default changes nothing."""
         have = rec["meta"].get("spec") or {}
         want = json.loads(json.dumps(self.spec()))
+        ran_s = rec["meta"].get("duration_s")
+        if ran_s is not None and float(ran_s) != float(self.duration):
+            return False
         if len(have.get("flows") or []) != len(want["flows"]):
             return False
         ran = rec["meta"].get("modules") or {}
