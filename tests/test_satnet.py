@@ -873,6 +873,47 @@ def test_report_verdict_follows_the_numbers(tmp_path):
         in line, line
 
 
+LOWER_FX = '''
+[[claim]]
+id = "fx-lower-true"
+text = "reno's goodput is lower than TCP-R's"
+at = { "forward.per" = 0.02 }
+better = { a = "reno", b = "tcp-r", lower = true }
+
+[[claim]]
+id = "fx-lower-false"
+text = "TCP-R's goodput is lower than reno's"
+at = { "forward.per" = 0.02 }
+better = { a = "tcp-r", b = "reno", lower = true }
+'''
+
+
+def test_a_lower_claim_names_the_ratio_it_judges(tmp_path):
+    """A "lower" claim is judged on B / A and the page says so: the ratio
+    printed is the one named, above 1 where the claim holds, and it makes
+    no statement of which mean is lower."""
+    res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
+    exp_dir = tmp_path / "exp"
+    exp_dir.mkdir()
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read()
+    (exp_dir / "fx-sweep.toml").write_text(text + LOWER_FX)
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=res, experiments=str(exp_dir))
+    recs = [r for r in record.load_all(res, warn=pytest.fail)
+            if r["mode"] == "full" and r["point"] == {"forward.per": 0.02}]
+    mean = {v: sum(r["summary"]["variants"][v]["goodput"] for r in recs
+                   if r["variant"] == v) / 3 for v in ("tcp-r", "reno")}
+    assert mean["tcp-r"] > mean["reno"]
+    for cid, num, den, verdict in (
+            ("fx-lower-true", "tcp-r", "reno", "reproduced"),
+            ("fx-lower-false", "reno", "tcp-r", "contradicted")):
+        line = claim_line(md, cid)
+        assert "is lower)" not in line, line
+        assert "ratio %s / %s %.2f [" % (num, den, mean[num] / mean[den]) \
+            in line, line
+        assert "**%s**" % verdict in line, line
+
+
 ACROSS_FX = '''
 [[claim]]
 id = "fx-trend"

@@ -297,8 +297,11 @@ def judge(claim, res, pool=None):
             (claim.spec["a"], claim.spec["b"])
         cmp = "difference %s - %s %s (a mean is 0)" % (num, den, r.fmt())
     else:
-        cmp = "ratio %s%s" % (r.fmt(), " (%s is lower)" % claim.spec["a"]
-                              if lower else "")
+        # a "lower" claim is judged on B / A, so that above 1 is the
+        # seed's direction; the ratio is named as it is computed
+        num, den = (claim.spec["b"], claim.spec["a"]) if lower else \
+            (claim.spec["a"], claim.spec["b"])
+        cmp = "ratio %s / %s %s" % (num, den, r.fmt())
     text = "%s: %s; %s: %s; %s" % (claim.spec["a"], a.fmt(),
                                    claim.spec["b"], b.fmt(), cmp)
     return text, stats.decided(rule(r, full, _runs(a, b), **kw),
