@@ -2011,6 +2011,10 @@ def test_each_point_runs_on_its_paths_clock_unless_told(monkeypatch):
     clock; --clock puts every point on one; each guest gets the
     --clock of its group only."""
     from satnet import cli
+    from satnet.scenario import load_scenario
+    # a point's own clock is its path's run.clock
+    assert xp.load_experiment(FX_SWEEP).points("full")[0].clock() == \
+        load_scenario("leo-palazzi").clock
     pts = fx_points(reps=2)
     monkeypatch.setattr(xp.Point, "clock", lambda p: "virtual"
                         if p.variant == "tcp-r" else "real")
@@ -2023,8 +2027,6 @@ def test_each_point_runs_on_its_paths_clock_unless_told(monkeypatch):
     assert cli.clock_groups(run_args(), []) == [("real", [])]
     # the clock is not what a point runs: its stored records stand
     assert "clock" not in pts[0].spec()["scenario"]
-    assert xp.load_experiment(FX_SWEEP).points("full")[0].clock() == \
-        __import__("satnet.scenario").scenario.load_scenario("leo-palazzi").clock
     cmds = []
     monkeypatch.setattr(cli, "in_vm", lambda a, shares, check=(): (
         cmds.append((a.clock, len(shares), sorted(
@@ -2040,6 +2042,10 @@ def test_each_point_runs_on_its_paths_clock_unless_told(monkeypatch):
 
 def test_the_summary_names_each_clock_and_its_points(monkeypatch, capsys):
     from satnet import cli
+    from satnet.scenario import load_scenario
+    # a point's own clock is its path's run.clock
+    assert xp.load_experiment(FX_SWEEP).points("full")[0].clock() == \
+        load_scenario("leo-palazzi").clock
     pts = fx_points(reps=2)
     monkeypatch.setattr(xp.Point, "clock", lambda p: "virtual"
                         if p.variant == "tcp-r" else "real")
@@ -2069,7 +2075,7 @@ def test_a_guests_limit_has_room_for_the_virtual_clocks_start():
 
 def test_the_estimate_counts_the_guests(tmp_path):
     one = satnet("run", FX_SWEEP, "--full", "--dry-run", "--results",
-                 str(tmp_path), "--guests", "1")
+                 str(tmp_path), "--clock", "real", "--guests", "1")
     two = satnet("run", FX_SWEEP, "--full", "--dry-run", "--results",
                  str(tmp_path), "--clock", "virtual", "--guests", "2")
     assert one.returncode == two.returncode == 0, two.stderr
