@@ -2042,10 +2042,6 @@ def test_each_point_runs_on_its_paths_clock_unless_told(monkeypatch):
 
 def test_the_summary_names_each_clock_and_its_points(monkeypatch, capsys):
     from satnet import cli
-    from satnet.scenario import load_scenario
-    # a point's own clock is its path's run.clock
-    assert xp.load_experiment(FX_SWEEP).points("full")[0].clock() == \
-        load_scenario("leo-palazzi").clock
     pts = fx_points(reps=2)
     monkeypatch.setattr(xp.Point, "clock", lambda p: "virtual"
                         if p.variant == "tcp-r" else "real")

@@ -291,16 +291,13 @@ def judge(claim, res, pool=None):
     rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
             "same": stats.judge_same}[claim.form]
     kw = {"margin": claim.margin}
-    lower = claim.spec.get("lower")
+    # a "lower" claim is judged on B / A (or B - A), so that above 1 is
+    # the seed's direction; the comparison is named as it is computed
+    num, den = (claim.spec["b"], claim.spec["a"]) if \
+        claim.spec.get("lower") else (claim.spec["a"], claim.spec["b"])
     if r.diff:
-        num, den = (claim.spec["b"], claim.spec["a"]) if lower else \
-            (claim.spec["a"], claim.spec["b"])
         cmp = "difference %s - %s %s (a mean is 0)" % (num, den, r.fmt())
     else:
-        # a "lower" claim is judged on B / A, so that above 1 is the
-        # seed's direction; the ratio is named as it is computed
-        num, den = (claim.spec["b"], claim.spec["a"]) if lower else \
-            (claim.spec["a"], claim.spec["b"])
         cmp = "ratio %s / %s %s" % (num, den, r.fmt())
     text = "%s: %s; %s: %s; %s" % (claim.spec["a"], a.fmt(),
                                    claim.spec["b"], b.fmt(), cmp)
