@@ -191,3 +191,44 @@ def test_the_virtual_clocks_timeout_is_the_guests(tmp_path, monkeypatch,
     assert last[-1] == "exit $st"
     plain = vm_run.write_script(str(tmp_path), ["true"], "/")
     assert "timeout" not in open(plain).read()
+
+
+def test_a_kernel_that_faults_in_its_boot_is_booted_once_more(
+        tmp_path, monkeypatch, capsys):
+    """A guest that dies of a kernel fault before the command starts (no
+    module of ours loaded yet) is booted again, its console kept aside; a
+    second such boot fails the run, and a fault once the command runs is
+    never retried."""
+    died = "echo 'Oops: int3: 0000 [#1] PREEMPT SMP'"
+    sh = tmp_path / "qemu.sh"
+    sh.write_text(died + "\n")
+    import argparse
+    log = tmp_path / "console.log"
+    args = argparse.Namespace(clock="real", timeout=5, log=str(log))
+    assert vm_run.supervise(["sh", str(sh)], str(tmp_path / "out"),
+                            args) == vm_run.BOOT_FAULT
+    assert supervise(tmp_path, "real", died) == 125      # after RUN_MARK
+
+    boots = []
+
+    def boot(args, cache, guest, kvm):
+        boots.append(kvm)
+        with open(args.log, "w") as f:
+            f.write("boot %d\n" % len(boots))
+        return statuses.pop(0)
+
+    monkeypatch.setattr(vm_run, "boot", boot)
+    monkeypatch.setattr(vm_run, "stock_guest",
+                        lambda cache, want=None: vm_run.Guest("k", "i", "r"))
+    monkeypatch.setattr(vm_run, "module_set", lambda args, guest: "")
+    monkeypatch.setenv("SATNET_ACCEL", "tcg")
+    args = argparse.Namespace(kernel="stock", clock="real", log=str(log))
+    statuses = [vm_run.BOOT_FAULT, 0]
+    assert vm_run.run_vm(args) == 0 and len(boots) == 2
+    assert log.read_text() == "boot 2\n"
+    assert (tmp_path / "console.log.boot-fault").read_text() == "boot 1\n"
+    assert "faulted in its boot" in capsys.readouterr().err
+    statuses = [vm_run.BOOT_FAULT, vm_run.BOOT_FAULT]
+    assert vm_run.run_vm(args) == 125 and len(boots) == 4
+    statuses = [3]
+    assert vm_run.run_vm(args) == 3 and len(boots) == 5
