@@ -193,12 +193,12 @@ test: deps
 
 test-real:
 	tools/vm-run --timeout 3600 --log build/test-console.log -- \
-		$(PYTEST) -v -m 'not statistical' tests/integration
+		$(PYTEST) -v --durations=20 -m 'not statistical' tests/integration
 
 test-virtual:
 	tools/vm-run --clock virtual --timeout 3600 \
 		--log build/test-virtual-console.log -- \
-		$(PYTEST) -v -m statistical tests/integration
+		$(PYTEST) -v --durations=20 -m statistical tests/integration
 
 test-6.12:
 	tools/vm-run --vm --kernel 6.12 --timeout 2400 \
@@ -222,7 +222,7 @@ test-debug: deps
 	$(MAKE) unit tc
 	tools/vm-run --kernel debug --timeout 14400 \
 		--log build/test-debug-console.log -- \
-		$(PYTEST) -v -m 'not statistical' tests/integration
+		$(PYTEST) -v --durations=20 -m 'not statistical' tests/integration
 
 # tests/soak on the debug kernel (tools/debug-kernel builds it once); the
 # modules are rebuilt against it here and for Debian's kernel by the next
