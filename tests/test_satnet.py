@@ -2557,3 +2557,39 @@ def test_ldd_answers_are_read_and_a_missing_library_refused(monkeypatch):
     out = "\tlibz.so.1 => not found\n\t/lib64/ld-linux-x86-64.so.2 (0x1)\n"
     with pytest.raises(host.TopologyError, match="not found"):
         host.ldd("/usr/sbin/tc")
+
+
+def test_report_marks_virtual_runs_of_a_path_not_cleared(tmp_path,
+                                                          monkeypatch):
+    """Runs made on the virtual clock of a path whose clock check has not
+    cleared it (run.clock real) are named so in the header, the claim's
+    verdict and the experiment's section; once the path is cleared, or
+    where the runs are real, nothing is said."""
+    import types
+    res = tmp_path / "results"
+    shutil.copytree(FIX_RESULTS, res)
+    for f in glob.glob(str(res / "**" / "*.json"), recursive=True):
+        rec = record.load(f)
+        rec["meta"]["clock"] = {"mode": "virtual", "icount_shift": 0}
+        record.write(rec, f)
+
+    def page(clock, results):
+        monkeypatch.setattr(report, "load_scenario",
+                            lambda name: types.SimpleNamespace(clock=clock))
+        md = tmp_path / ("%s.md" % clock)
+        report.build(md=str(md), results=results, experiments=FIX_EXP)
+        return md
+
+    md = page("real", str(res))
+    text = md.read_text()
+    assert "- on the virtual clock of a path the clock check has not " \
+        "cleared (its `run.clock` is real): 8 runs, of fx-sweep" in text
+    assert "Clock: virtual (icount shift 0). The clock check has not " \
+        "cleared" in text
+    assert "runs on the virtual clock, which the clock check has not " \
+        "cleared for this path)" in claim_line(md, "fx-ratio")
+    for md in (page("virtual", str(res)), page("real", FIX_RESULTS)):
+        text = md.read_text()
+        assert "has not cleared" not in text and "not been cleared" \
+            not in text
+    assert "Clock: real (before flow steering)." in text

@@ -14,6 +14,7 @@ from .castate import CA_STATES, fmt_shares
 from .experiment import ACROSS, CHECK_MODE, current, load_all, point_key
 from .paths import EXPERIMENT_DIR, TOP
 from .record import limit_bps, load_all as load_records
+from .scenario import load_scenario
 
 MODE_ORDER = ("full", "quick", "point")
 VERDICTS = stats.VERDICTS + ("not comparable", "not run")
@@ -94,6 +95,23 @@ class Results:
         return stats.Estimate([_counter(r, variant, name)
                                for r in self.runs(variant, point)])
 
+    @functools.cached_property
+    def path_clock(self):
+        """The clock the clock check cleared this experiment's path for
+        (its run.clock): "virtual", or "real" while it is open."""
+        return load_scenario(self.exp.scenario).clock
+
+    def unchecked(self, variants, point, recs=None):
+        """Runs of @variants at @point made on the virtual clock of a path
+        that the clock check has not cleared for it."""
+        if self.path_clock == "virtual":
+            return 0
+        return sum(1 for v in variants
+                   for r in self.runs(v, point, recs) if on_virtual(r))
+
+    def clocks(self):
+        return sorted({record.clock_name(r["meta"]) for r in self.recs})
+
     def ca_shares(self, variant, point):
         """Per congestion-avoidance state, the runs' shares of time in it
         (runs from before the state was sampled have none)."""
@@ -139,6 +157,22 @@ class ClaimRuns:
     def stale(self, variants, point):
         return sum(res.stale([var], point) for res, var in
                    map(self._where, variants) if res is not None)
+
+    def unchecked(self, variants, point):
+        return sum(res.unchecked([var], point) for res, var in
+                   map(self._where, variants) if res is not None)
+
+
+def on_virtual(rec):
+    return (rec["meta"].get("clock") or {}).get("mode") == "virtual"
+
+
+def unchecked_note(n):
+    """What a verdict says of its @n runs on a clock its path was not
+    cleared for: '' when there are none."""
+    return " (%d run%s on the virtual clock, which the clock check has " \
+        "not cleared for this path)" % (n, "" if n == 1 else "s") \
+        if n else ""
 
 
 def table_rows(res):
@@ -251,8 +285,9 @@ def plot(res, path):
         _bars(ax, series, "" if x is None else "%s = %s" % (
             label, x if isinstance(x, str) else "%g" % x))
     ax.set_ylabel(exp.ylabel)
-    ax.set_title("%s (%s, %s)" % (exp.source, res.mode, exp.name),
-                 fontsize=9)
+    ax.set_title("%s (%s, %s; %s clock)" % (
+        exp.source, res.mode, exp.name,
+        ", ".join(c.split(" (")[0] for c in res.clocks())), fontsize=9)
     ax.set_ylim(bottom=0)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -477,8 +512,10 @@ def claims_table(exps, results):
             seed[j.verdict] += 1
             runs = ClaimRuns(c, res, results)
             old = sum(runs.stale(c.variants(), p) for p in c.points())
-            verdict = "**%s**%s%s" % (j.verdict, stats.decide_note(j),
-                                      record.stale_note(old))
+            off = sum(runs.unchecked(c.variants(), p) for p in c.points())
+            verdict = "**%s**%s%s%s" % (j.verdict, stats.decide_note(j),
+                                        record.stale_note(old),
+                                        unchecked_note(off))
             why = c.why if j.verdict in DISAGREE else ""
             if c.form == "na":
                 why = c.spec
@@ -646,6 +683,13 @@ def experiment_section(res, figdir, mddir):
            (exp.source, exp.scenario,
             ", sweep of `%s`" % exp.sweep["key"] if exp.sweep else "",
             res.mode, exp.ylabel), ""]
+    out += ["Clock: %s." % ", ".join(res.clocks()) +
+            (" The clock check has not cleared the virtual clock for this "
+             "path (its `run.clock` is real; [testbed.md](testbed.md#which-"
+             "paths-run-on-the-virtual-clock)), so these runs may differ "
+             "from real-clock ones by more than its margin."
+             if res.path_clock != "virtual" and
+             any(on_virtual(r) for r in res.recs) else ""), ""]
     if exp.scaled:
         out += ["Scaled: " + exp.scaled.strip(), ""]
     rows = write_csv(res, os.path.join(figdir, exp.name + ".csv"))
@@ -734,6 +778,14 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     out += header(used, command or "satnet report",
                   len(recs) - len(used), superseded) if used else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]
+    off = sorted({r["experiment"] for r in used if on_virtual(r) and
+                  results_[r["experiment"]].path_clock != "virtual"})
+    if off:
+        out += ["- on the virtual clock of a path the clock check has not "
+                "cleared (its `run.clock` is real): %d runs, of %s; their "
+                "verdicts say so" % (
+                    sum(r["experiment"] in off and on_virtual(r)
+                        for r in used), ", ".join(off))]
     out += ["", "## Claims", "",
             "Each headline claim of the seeds ([references.md]"
             "(references.md)) at the point the seed states it, against our "
