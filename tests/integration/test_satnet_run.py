@@ -107,7 +107,7 @@ def test_up_exec_down(tmp_path, monkeypatch):
                    "dev", "b")
         kinds = {x["kind"]: x for x in json.loads(q.stdout)}
         assert "limit" in kinds["epdn"]["options"], q.stdout
-        p = satnet("exec", "snd0", "--", "ping", "-c", "1", "-q",
+        p = satnet("exec", "snd0", "--", "ping", "-c", "3", "-q",
                    "10.2.0.1")
         assert p.returncode == 0, p.stdout + p.stderr
         bad = satnet("exec", "nowhere", "--", "true")
