@@ -101,13 +101,17 @@ class Results:
         (its run.clock): "virtual", or "real" while it is open."""
         return load_scenario(self.exp.scenario).clock
 
-    def unchecked(self, variants, point, recs=None):
-        """Runs of @variants at @point made on the virtual clock of a path
-        that the clock check has not cleared for it."""
+    def off_clock(self, recs=None):
+        """Those of @recs (default: all) made on the virtual clock of a
+        path that the clock check has not cleared for it."""
         if self.path_clock == "virtual":
-            return 0
-        return sum(1 for v in variants
-                   for r in self.runs(v, point, recs) if on_virtual(r))
+            return []
+        return [r for r in (self.recs if recs is None else recs)
+                if on_virtual(r)]
+
+    def unchecked(self, variants, point):
+        return sum(len(self.off_clock(self.runs(v, point)))
+                   for v in variants)
 
     def clocks(self):
         return sorted({record.clock_name(r["meta"]) for r in self.recs})
@@ -688,8 +692,7 @@ def experiment_section(res, figdir, mddir):
              "path (its `run.clock` is real; [testbed.md](testbed.md#which-"
              "paths-run-on-the-virtual-clock)), so these runs may differ "
              "from real-clock ones by more than its margin."
-             if res.path_clock != "virtual" and
-             any(on_virtual(r) for r in res.recs) else ""), ""]
+             if res.off_clock() else ""), ""]
     if exp.scaled:
         out += ["Scaled: " + exp.scaled.strip(), ""]
     rows = write_csv(res, os.path.join(figdir, exp.name + ".csv"))
@@ -778,14 +781,12 @@ def build(names=None, md=None, figdir=None, results=None, command=None,
     out += header(used, command or "satnet report",
                   len(recs) - len(used), superseded) if used else \
         ["No stored runs yet: `satnet run --quick` makes some.", ""]
-    off = sorted({r["experiment"] for r in used if on_virtual(r) and
-                  results_[r["experiment"]].path_clock != "virtual"})
+    off = [r for res in results_.values() for r in res.off_clock()]
     if off:
         out += ["- on the virtual clock of a path the clock check has not "
                 "cleared (its `run.clock` is real): %d runs, of %s; their "
-                "verdicts say so" % (
-                    sum(r["experiment"] in off and on_virtual(r)
-                        for r in used), ", ".join(off))]
+                "verdicts say so" % (len(off), ", ".join(
+                    sorted({r["experiment"] for r in off})))]
     out += ["", "## Claims", "",
             "Each headline claim of the seeds ([references.md]"
             "(references.md)) at the point the seed states it, against our "
