@@ -1088,6 +1088,49 @@ def test_a_sweep_of_names_is_checked(tmp_path, values, words):
         xp.load_experiment(write_exp(tmp_path, text, "fx-dist"))
 
 
+FOLLOW = BASE.replace('key = "forward.reorder.mean_ms"\nvalues = [300, 600]',
+                      'key = "forward.delay_ms"\nvalues = [100, 300]\n'
+                      'follow = { "forward.reorder.mean_ms" = 2 }')
+
+
+def test_a_sweep_moves_the_keys_it_follows(tmp_path):
+    """[sweep] follow sets each key to a factor times the swept value at
+    every point (seed 000's reordering delay, uniform [0, 4P]), and so
+    makes another spec wherever it changed the path."""
+    assert FOLLOW != BASE
+    exp = xp.load_experiment(write_exp(tmp_path, FOLLOW))
+    for p, mean in ((100, 200), (300, 600)):
+        sc = exp.scenario_for("reno", {"forward.delay_ms": p}, 10)
+        assert (sc.fwd.delay_ms, sc.fwd.reorder.mean_ms) == (p, mean)
+    fixed = xp.load_experiment(write_exp(tmp_path, FOLLOW.replace(
+        'follow = { "forward.reorder.mean_ms" = 2 }\n', '').replace(
+        'name = "t1"', 'name = "t2"'), "t2"))
+    specs = [[pt.spec()["scenario"] for pt in e.points("full")[:2]]
+             for e in (exp, fixed)]
+    assert specs[0] != specs[1]
+
+
+@pytest.mark.parametrize("follow, words", [
+    ('{ "forward.reorder.mean_ms" = 0 }', "positive number"),
+    ('{ "forward.reorder.mean_ms" = "2P" }', "positive number"),
+    ('{ "forward.delay_ms" = 2 }', "the key is swept"),
+    ('2', "a table of key = factor"),
+])
+def test_a_sweeps_follow_is_checked(tmp_path, follow, words):
+    text = FOLLOW.replace('{ "forward.reorder.mean_ms" = 2 }', follow)
+    with pytest.raises(xp.ExperimentError, match=words):
+        xp.load_experiment(write_exp(tmp_path, text))
+    clash = FOLLOW.replace('variants =', 'set = { "forward.reorder.mean_ms"'
+                           ' = 5 }\nvariants =')
+    with pytest.raises(xp.ExperimentError, match="set by the experiment"):
+        xp.load_experiment(write_exp(tmp_path, clash))
+    names = CATEGORICAL.replace('values = ["normal", "uniform"]',
+                                'values = ["normal", "uniform"]\n'
+                                'follow = { "forward.delay_ms" = 2 }')
+    with pytest.raises(xp.ExperimentError, match="moves no other key"):
+        xp.load_experiment(write_exp(tmp_path, names, "fx-dist"))
+
+
 REF = """
 [[claim]]
 id = "t2-ref"
@@ -2416,11 +2459,41 @@ def test_the_self_checks_rtt_tolerance_is_the_runs(monkeypatch):
     with pytest.raises(measure.SelfCheckError, match=r"\(\+-2%\)"):
         measure.self_check(topo)
     assert measure.self_check(topo, 0.04)["rtt_tolerance"] == 0.04
+    # an emulated real clock's slack is above the expected RTT only
+    res = measure.self_check(topo, slack_ms=1.0)
+    assert (res["rtt_tolerance"], res["rtt_slack_ms"]) == (0.02, 1.0)
+    with pytest.raises(measure.SelfCheckError, match=r"\+0.5 ms on an emu"):
+        measure.self_check(topo, slack_ms=0.5)
+    monkeypatch.setattr(measure, "ping_rtt", lambda t: 97.0)
+    with pytest.raises(measure.SelfCheckError, match="idle RTT 97.00"):
+        measure.self_check(topo, slack_ms=4.0)
+    monkeypatch.setattr(measure, "EMULATED_REAL", True)
+    assert measure.rtt_slack_ms() == measure.RTT_SLACK_MS
+    monkeypatch.setattr(measure, "EMULATED_REAL", False)
+    assert measure.rtt_slack_ms() == 0
+    monkeypatch.setattr(measure, "ping_rtt", lambda t: 103.0)
     assert run_args().rtt_tolerance == 2.0
     assert run_args("--rtt-tolerance", "4").rtt_tolerance == 4.0
     for bad in ("0", "51", "x"):
         with pytest.raises(SystemExit):
             cli.parser().parse_args(["run", "--rtt-tolerance", bad])
+
+
+@pytest.mark.parametrize("rate, offered, ok", [
+    (1.5e6, 1.66e6, True), (1.5e6, 1.64e6, False),
+    (6e6, 6.61e6, True), (6e6, 6.5e6, False),
+    # as fast as the access links: 95 % of their rate is all a load can be
+    (10e6, 9.78e6, True), (10e6, 9.4e6, False), (9e6, 9.6e6, True),
+])
+def test_the_rate_test_needs_a_load_above_the_bottleneck(rate, offered, ok):
+    """The rate test's load exceeds the bottleneck by 10 %, or reaches
+    95 % of the access links' rate where the bottleneck is that fast."""
+    sc = type("S", (), {"rate_bps": rate})()
+    if ok:
+        measure.check_offered(sc, offered)
+    else:
+        with pytest.raises(measure.SelfCheckError, match="offered only"):
+            measure.check_offered(sc, offered)
 
 
 def test_the_self_check_pings_past_the_reordering():

@@ -77,10 +77,13 @@ def test_virtual_clock_is_icount_on_one_vcpu():
     assert vm_run.accel_args(a, kvm=True) == [
         "-accel", "tcg", "-cpu", "max", "-icount", "shift=3,sleep=off"]
     assert vm_run.clock_env(a) == {"SATNET_CLOCK": "virtual",
+                                   "SATNET_ACCEL": "tcg",
                                    "SATNET_ICOUNT_SHIFT": "3"}
     real = parse()
     assert real.smp == 2 and "-icount" not in vm_run.accel_args(real, False)
-    assert vm_run.clock_env(real) == {"SATNET_CLOCK": "real"}
+    assert vm_run.clock_env(real) == {"SATNET_CLOCK": "real",
+                                      "SATNET_ACCEL": "tcg"}
+    assert vm_run.clock_env(real, kvm=True)["SATNET_ACCEL"] == "kvm"
 
 
 def test_virtual_clock_refuses_smp_and_native(capsys):

@@ -240,7 +240,7 @@ class Experiment:
         self.sweep = d.get("sweep")
         if self.sweep is not None:
             _keys(self.sweep, where + " [sweep]",
-                  ("key", "values", "label", "scale"))
+                  ("key", "values", "label", "scale", "follow"))
             if not self.sweep.get("values"):
                 raise ExperimentError("%s: the sweep needs values" % where)
             # Numbers, or names (a categorical axis, such as
@@ -252,6 +252,7 @@ class Experiment:
             if all(text) and "scale" in self.sweep:
                 raise ExperimentError("%s: a sweep of names takes no "
                                       "scale" % where)
+            self._follow(where, any(text))
         self.modes = {}
         for m in MODES:
             if m in d:
@@ -345,6 +346,37 @@ class Experiment:
                     raise ExperimentError("%s: %s %s: %s" %
                                           (self.name, v, point, e)) from None
 
+    def _follow(self, where, names):
+        """[sweep] follow: keys that move with the swept one, each set to
+        a factor times the swept value (the seed's reordering delay, a
+        multiple of the propagation delay it sweeps)."""
+        follow = self.sweep.get("follow", {})
+        if not isinstance(follow, dict):
+            raise ExperimentError("%s: [sweep] follow is a table of "
+                                  "key = factor" % where)
+        if follow and names:
+            raise ExperimentError("%s: a sweep of names moves no other "
+                                  "key" % where)
+        for k, f in follow.items():
+            if k == self.sweep["key"] or k in self.set:
+                raise ExperimentError("%s: [sweep] follow %s: the key is "
+                                      "%s" % (where, k, "swept"
+                                              if k == self.sweep["key"]
+                                              else "set by the experiment"))
+            if isinstance(f, bool) or not isinstance(f, (int, float)) \
+                    or f <= 0:
+                raise ExperimentError("%s: [sweep] follow %s = %r: the "
+                                      "factor is a positive number" %
+                                      (where, k, f))
+
+    def followed(self, point):
+        """The keys a sweep point moves beside its own."""
+        if self.sweep is None or self.sweep["key"] not in point:
+            return {}
+        v = point[self.sweep["key"]]
+        out = {k: f * v for k, f in self.sweep.get("follow", {}).items()}
+        return {k: int(x) if x == int(x) else x for k, x in out.items()}
+
     def sweep_points(self, mode, every=False):
         """The sweep values of a mode (every=True: all of them)."""
         if self.sweep is None:
@@ -365,6 +397,7 @@ class Experiment:
         if over.get("bottleneck.qdisc") == "epdn" and \
                 self.set.get("bottleneck.qdisc", self.base_qdisc) == "red":
             over["bottleneck.epdn_red"] = True
+        over.update(self.followed(point))
         over.update(point)
         if self.mix:
             over["run.pairs"] = sum(self.mix.values()) + \

@@ -40,6 +40,10 @@ def ko(name):
 # factor; vm-run's own timeout, on the host's clock, still ends a run
 # that hangs.
 VIRTUAL = os.environ.get("SATNET_CLOCK") == "virtual"
+# The real clock of an emulated (TCG) guest, where the emulation itself
+# delays packets (measure.RTT_SLACK_MS).
+EMULATED_REAL = os.environ.get("SATNET_CLOCK") == "real" and \
+    os.environ.get("SATNET_ACCEL") == "tcg"
 HANG_SCALE = 100 if VIRTUAL else 1
 
 

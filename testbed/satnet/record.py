@@ -106,6 +106,8 @@ def clock():
     out = {"mode": mode}
     if mode == "virtual":
         out["icount_shift"] = int(os.environ.get("SATNET_ICOUNT_SHIFT", "0"))
+    if os.environ.get("SATNET_ACCEL") in ("tcg", "kvm"):
+        out["accel"] = os.environ["SATNET_ACCEL"]
     out["cpus"] = os.cpu_count() or 1
     mask = steering_mask()
     if mask:
