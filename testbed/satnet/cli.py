@@ -875,8 +875,8 @@ def parser():
     r.add_argument("--rtt-tolerance", type=percent, default=2.0,
                    metavar="PCT", help="how far the idle RTT of a point's "
                    "self-check may be from the path's, in percent "
-                   "(default 2; the real clock's emulated CPU adds 1-3 ms "
-                   "to every RTT, over 2 %% of a 100 ms path: "
+                   "(default 2; on the real clock of an emulated guest "
+                   "up to 4 ms more above it, which the emulation adds: "
                    "docs/testbed.md); kept in the record's selfcheck")
     r.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
     r.add_argument("--only", help=argparse.SUPPRESS)
