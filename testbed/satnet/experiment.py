@@ -358,11 +358,12 @@ class Experiment:
             raise ExperimentError("%s: a sweep of names moves no other "
                                   "key" % where)
         for k, f in follow.items():
-            if k == self.sweep["key"] or k in self.set:
+            if k == self.sweep["key"]:
                 raise ExperimentError("%s: [sweep] follow %s: the key is "
-                                      "%s" % (where, k, "swept"
-                                              if k == self.sweep["key"]
-                                              else "set by the experiment"))
+                                      "swept" % (where, k))
+            if k in self.set:
+                raise ExperimentError("%s: [sweep] follow %s: the key is "
+                                      "set by the experiment" % (where, k))
             if isinstance(f, bool) or not isinstance(f, (int, float)) \
                     or f <= 0:
                 raise ExperimentError("%s: [sweep] follow %s = %r: the "
@@ -374,8 +375,7 @@ class Experiment:
         if self.sweep is None or self.sweep["key"] not in point:
             return {}
         v = point[self.sweep["key"]]
-        out = {k: f * v for k, f in self.sweep.get("follow", {}).items()}
-        return {k: int(x) if x == int(x) else x for k, x in out.items()}
+        return {k: f * v for k, f in self.sweep.get("follow", {}).items()}
 
     def sweep_points(self, mode, every=False):
         """The sweep values of a mode (every=True: all of them)."""

@@ -23,7 +23,7 @@ from .host import local_argv, netns, proc_net, program_env, run
 BLAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "udp.py")
 # (udp.py also counts datagrams and names the missing ones: burst-loss test.)
 RTT_TOLERANCE = 0.02
-# On the real clock of an emulated guest the emulation adds 0.7-3.5 ms to
+# On the real clock of an emulated guest the emulation adds 0.7-4.2 ms to
 # an idle ping (its timers fire late; never early): the self-check allows
 # this much more above the expected RTT there, none below it.
 RTT_SLACK_MS = 4.0
