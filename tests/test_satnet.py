@@ -142,8 +142,12 @@ def test_mix_points_and_params(tmp_path):
 def test_parse_point(tmp_path):
     exp = xp.load_experiment(write_exp(tmp_path, BASE))
     assert xp.parse_point(["forward.reorder.mean_ms=600", "variant=reno"],
-                          exp) == ({"forward.reorder.mean_ms": 600},
+                          exp) == ({"forward.reorder.mean_ms": [600]},
                                    ["reno"])
+    assert xp.parse_point(["forward.reorder.mean_ms=600", "variant=reno",
+                           "forward.reorder.mean_ms=1200", "variant=tcp-r"],
+                          exp) == ({"forward.reorder.mean_ms": [600, 1200]},
+                                   ["reno", "tcp-r"])
     with pytest.raises(xp.ExperimentError, match="sweep key"):
         xp.parse_point(["forward.ber=1"], exp)
     with pytest.raises(xp.ExperimentError, match="no variant"):
@@ -1054,7 +1058,7 @@ def test_a_sweep_of_names(tmp_path):
                      "forward.reorder.dist=normal-rep0.json")
         for v in ("reno", "tcp-r")]
     assert xp.parse_point(["forward.reorder.dist=uniform"], exp)[0] == \
-        {"forward.reorder.dist": "uniform"}
+        {"forward.reorder.dist": ["uniform"]}
     res = str(tmp_path / "r")
     copy_runs(res, "fx-dist", {
         "forward.per=0.001": {"forward.reorder.dist": "normal"},

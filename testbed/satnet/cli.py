@@ -160,8 +160,8 @@ def selected_points(a):
         pts = exp.points(m, a.reps, vs or None, a.duration,
                          every=bool(point))
         if point:
-            pts = [p for p in pts if all(p.point.get(k) == v
-                                         for k, v in point.items())]
+            pts = [p for p in pts if all(p.point.get(k) in vals
+                                         for k, vals in point.items())]
         if a.rep is not None:
             pts = [p for p in pts if p.rep == a.rep]
         if a.duration and a.duration != exp.modes[m]["duration_s"]:
@@ -831,7 +831,8 @@ def parser():
                    "its sweep points): what the report's verdicts need")
     r.add_argument("--point", action="append", default=[],
                    metavar="K=V", help="only the sweep value K=V, and/or "
-                   "variant=NAME (repeatable)")
+                   "variant=NAME (repeatable: a point matches any value "
+                   "given for the key, and any variant given)")
     r.add_argument("--reps", type=count(1), help="repetitions (default: the "
                    "experiment's for the mode)")
     r.add_argument("--rep", type=count(0), help="only repetition N (0-based)")

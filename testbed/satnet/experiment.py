@@ -654,7 +654,8 @@ def load_all(variants=None, folder=EXPERIMENT_DIR):
 
 
 def parse_point(items, exp):
-    """--point KEY=V: values of the sweep key, or 'variant=NAME'."""
+    """--point KEY=V: values of the sweep key, or 'variant=NAME'; each
+    repeated, the values of either kind a union ({key: [values]}, names)."""
     point, variants = {}, []
     for it in items:
         key, _, val = it.partition("=")
@@ -669,7 +670,7 @@ def parse_point(items, exp):
             raise ExperimentError("%s: --point %s: the sweep key is %s" %
                                   (exp.name, key, exp.sweep and
                                    exp.sweep["key"]))
-        point[key] = val
+        point.setdefault(key, []).append(val)
     for v in variants:
         if v not in exp.variants and not (exp.mix and v == "mix"):
             raise ExperimentError("%s: no variant %r here (%s)" %
