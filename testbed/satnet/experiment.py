@@ -654,8 +654,9 @@ def load_all(variants=None, folder=EXPERIMENT_DIR):
 
 
 def parse_point(items, exp):
-    """--point KEY=V: values of the sweep key, or 'variant=NAME'; each
-    repeated, the values of either kind a union ({key: [values]}, names)."""
+    """--point KEY=V: values of the sweep key, or 'variant=NAME'.  Either
+    may repeat, and a point then matches any of them: returns
+    ({key: [values]}, [names])."""
     point, variants = {}, []
     for it in items:
         key, _, val = it.partition("=")
