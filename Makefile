@@ -191,9 +191,13 @@ test: deps
 	$(PYTEST) -v --ignore=tests/integration tests
 	$(MAKE) -j2 --output-sync=target test-real-6.12 test-virtual
 
+# A test still running after TEST_DUMP_S prints every thread's traceback
+# (it is not stopped: the limits are vm-run's).
+TEST_DUMP_S := 600
 test-real:
 	tools/vm-run --timeout 3600 --log build/test-console.log -- \
-		$(PYTEST) -v --durations=20 -m 'not statistical' tests/integration
+		$(PYTEST) -v --durations=20 -o faulthandler_timeout=$(TEST_DUMP_S) \
+		-m 'not statistical' tests/integration
 
 test-virtual:
 	tools/vm-run --clock virtual --timeout 3600 \
@@ -204,7 +208,8 @@ test-6.12:
 	tools/vm-run --vm --kernel 6.12 --timeout 2400 \
 		--log build/test-6.12-console.log -- sh -c \
 		'python3 tests/peer/run.py tests/peer/scripts/*/*.py && \
-		$(PYTEST) -v tests/integration/test_tc_cases.py'
+		$(PYTEST) -v -o faulthandler_timeout=$(TEST_DUMP_S) \
+		tests/integration/test_tc_cases.py'
 
 # One guest after the other, beside test-virtual.
 test-real-6.12:

@@ -3,6 +3,7 @@
 which kmemleak reports are ours (tools/vm-run)."""
 
 import os
+import subprocess
 
 from lib import tools
 
@@ -189,9 +190,25 @@ def test_the_virtual_clocks_timeout_is_the_guests(tmp_path, monkeypatch,
     assert "clock stopped" in capsys.readouterr().err
     script = vm_run.write_script(str(tmp_path), ["python3", "-c", "1"], "/",
                                  guest_timeout=600)
-    last = open(script).read().splitlines()[-4:]
-    assert last[0] == "timeout -k 30 600 python3 -c 1"
-    assert last[-1] == "exit $st"
+    text = open(script).read()
+    assert "\ntimeout -k 30 610 python3 -c 1\nst=$?\n" in text
+    assert text.endswith("\nexit $st\n")
+    assert vm_run.STUCK_DUMP in text
+    # the dump (less its sysrq, the host's) lists the command, still there
+    monkeypatch.setattr(vm_run, "STUCK_DUMP",
+                        vm_run.STUCK_DUMP.split(";")[0])
+    monkeypatch.setattr(vm_run, "DUMP_S", 2)
+    stuck = vm_run.write_script(str(tmp_path), ["sleep", "30"], "/",
+                                guest_timeout=1)
+    r = subprocess.run(["sh", stuck], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 124 and "outlived 1 s" in r.stderr
+    assert "sleep 30" in r.stderr
+    quick = vm_run.write_script(str(tmp_path), ["true"], "/",
+                                guest_timeout=1)
+    r = subprocess.run(["sh", quick], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and "outlived" not in r.stderr
     plain = vm_run.write_script(str(tmp_path), ["true"], "/")
     assert "timeout" not in open(plain).read()
 
