@@ -202,7 +202,7 @@ def test_the_virtual_clocks_timeout_is_the_guests(tmp_path, monkeypatch,
                                 guest_timeout=3)
     r = subprocess.run(["sh", stuck], capture_output=True, text=True,
                        timeout=60)
-    assert r.returncode == 124 and "outlived --timeout 3 s" in r.stderr
+    assert r.returncode == 124 and "outlived its limit, 3 s" in r.stderr
     assert "nears its limit" in r.stderr and "sleep 30" in r.stderr
     quick = vm_run.write_script(str(tmp_path), ["true"], "/",
                                 guest_timeout=3)
