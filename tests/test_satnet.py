@@ -388,8 +388,70 @@ def test_runs_to_decide_gives_up_on_a_boundary_and_without_spread():
                                 stats.Ratio(on, b)) is None
     assert stats.runs_to_decide(stats.judge_better, stats.Ratio(
         stats.Estimate([2.0]), b)) is None
-    assert stats.runs_to_decide(stats.judge_better, stats.Ratio(
-        stats.Estimate(ZERO), b)) is None
+    three = stats.Estimate([1.0, 1.1, 0.9])
+    assert stats.runs_to_decide(stats.judge_better, stats.Trend(
+        three, three, stats.Estimate(ZERO), three)) is None
+
+
+FLOOR = stats.COUNT_MARGIN
+
+
+@pytest.mark.parametrize("rule,a,b,floor,verdict", [
+    # a third of a timeout a run each: no ratio decides it, the
+    # difference does
+    ("better", FEW, [1.0, 0.0, 0.0], None, "inconclusive"),
+    ("better", FEW, [1.0, 0.0, 0.0], FLOOR, "effect absent"),
+    ("same", FEW, [1.0, 0.0, 0.0], FLOOR, "reproduced"),
+    ("factor", FEW, [1.0, 0.0, 0.0], FLOOR, "effect absent"),
+    # one a run against none: the difference's CI reaches past the floor
+    ("better", [0.0, 1.0, 2.0], ZERO, FLOOR, "inconclusive"),
+    ("better", [0.0, 1.0, 0.0], ZERO, FLOOR, "effect absent"),
+    ("same", [0.0, 1.0, 0.0], ZERO, FLOOR, "reproduced"),
+    # large counts are judged by their ratio, not their difference
+    ("better", [10.0, 20.0, 30.0], [12.0, 25.0, 35.0], FLOOR,
+     "inconclusive"),
+    ("better", MANY, [1.0, 2.0, 1.5], FLOOR, "reproduced"),
+    ("same", [10.0, 10.5, 11.0], [10.2, 10.6, 11.2], FLOOR, "reproduced"),
+    # at least: never decided by the floor
+    ("at_least", FEW, [1.0, 0.0, 0.0], FLOOR, "inconclusive"),
+])
+def test_counts_a_run_apart_by_less_than_the_floor_are_the_same(
+        rule, a, b, floor, verdict):
+    r = stats.Ratio(stats.Estimate(a), stats.Estimate(b))
+    f = functools.partial(stats.judge_factor, seed=1 / 3) \
+        if rule == "factor" else getattr(stats, "judge_" + rule)
+    j = f(r, floor=floor)
+    assert j.verdict == verdict, (j, r.fmt())
+    # the floor, not the ratio, made them the same
+    near = floor and (j.verdict == "effect absent" or rule == "same") and \
+        not stats._no_effect(r, stats.EQUIV_MARGIN)
+    assert bool(j.near) == bool(near), j.near
+    if j.near:
+        assert "less than 2 a run" in stats.decide_note(j)
+        lo, hi = j.near[1].lo, j.near[1].hi
+        assert -floor <= lo <= hi <= floor
+
+
+def test_a_count_of_zero_against_one_is_decided_by_more_runs():
+    """tcp-r's 0 timeouts a run against rr-tcp's 0, 1 and 2: inconclusive
+    at 3 runs; with the spread kept, the difference leaves zero at the
+    count runs_to_decide gives, and not one run before."""
+    a, b = stats.Estimate([0.0, 1.0, 2.0]), stats.Estimate(ZERO)
+    r = stats.Ratio(a, b)
+    rule = functools.partial(stats.judge_better, floor=FLOOR)
+    assert rule(r).verdict == "inconclusive"
+    n = stats.runs_to_decide(rule, r)
+    assert n is not None and 3 < n < stats.RUNS_LIMIT
+    for m, want in ((n - 1, "inconclusive"), (n, "reproduced")):
+        g = stats.Ratio(stats.Estimate.like(a, m), stats.Estimate.like(b, m))
+        assert rule(g, runs=m).verdict == want, m
+
+
+def test_a_trend_of_two_ratios_has_no_floor():
+    t = stats.Trend(stats.Estimate(FEW), stats.Estimate([1.0, 0.0, 0.0]),
+                    stats.Estimate(FEW), stats.Estimate([0.0, 0.0, 1.0]))
+    assert t.count_diff() is None
+    assert stats.judge_better(t, floor=FLOOR).verdict == "inconclusive"
 
 
 @pytest.mark.parametrize("r,seed,verdict,direction,magnitude", [

@@ -15,7 +15,7 @@ import tomllib
 from .kmod import param_text
 from .paths import EXPERIMENT_DIR, PROFILE_DIR, SCENARIO_DIR, VARIANTS_FILE
 from .scenario import LATER_KEYS, ScenarioError, load_scenario
-from .stats import EQUIV_MARGIN
+from .stats import COUNT_MARGIN, EQUIV_MARGIN
 
 MODES = ("quick", "full")
 # A record's mode beyond those: "point" (another duration), and the two
@@ -25,6 +25,9 @@ MODES = ("quick", "full")
 CHECK_MODE = re.compile(r"^check(\d+)-(alone|beside)$")
 METRICS = ("goodput", "goodput_share", "limit_share", "retrans_share",
            "timeouts", "recoveries", "jain", "packets")
+# events counted a run: two of them a couple apart are the same whatever
+# their ratio (stats.COUNT_MARGIN)
+COUNTS = ("timeouts", "recoveries")
 EXP_KEYS = ("name", "title", "source", "scenario", "set", "sysctl",
             "variants", "mix", "mice", "profile", "scaled", "sweep", "quick",
             "full", "plot", "claim")
@@ -108,6 +111,7 @@ class Claim:
         self.at = d.get("at", {})
         self.metric = d.get("metric", exp.metric)
         self.margin = d.get("margin", EQUIV_MARGIN)
+        self.floor = COUNT_MARGIN if self.metric in COUNTS else None
         self.why = d.get("why", "")
         self.counters = d.get("counters", [])
         if not (isinstance(self.margin, (int, float)) and

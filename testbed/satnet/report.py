@@ -329,7 +329,7 @@ def judge(claim, res, pool=None):
     a, b, r = _pair(claim, res)
     rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
             "same": stats.judge_same}[claim.form]
-    kw = {"margin": claim.margin}
+    kw = {"margin": claim.margin, "floor": claim.floor}
     # a "lower" claim is judged on B / A (or B - A), so that above 1 is
     # the seed's direction; the comparison is named as it is computed
     num, den = (claim.spec["b"], claim.spec["a"]) if \
@@ -352,9 +352,9 @@ def judge_ratio(claim, res, full):
     for v in claim.spec["den"]:
         den = res.estimate(v, claim.at, claim.metric)
         r = stats.Ratio(num, den)
-        js.append(rule(r, full=full, runs=_runs(num, den),
-                       margin=claim.margin))
-        tests.append((rule, r, {"margin": claim.margin}))
+        kw = {"margin": claim.margin, "floor": claim.floor}
+        js.append(rule(r, full=full, runs=_runs(num, den), **kw))
+        tests.append((rule, r, kw))
         parts.append("%s%s %s (n=%d/%d)" % ("-" if r.diff else "/", v,
                                               r.fmt(), num.n, den.n))
     return "; ".join(parts), stats.decided(stats.weakest(js), tests)
@@ -377,6 +377,7 @@ def judge_best(claim, res, full):
             stats.Judgement("contradicted" if not ours else "no data")
     rule, kw = (stats.judge_at_least, {"margin": claim.margin}) \
         if claim.spec.get("at_least") else (stats.judge_better, {})
+    kw["floor"] = claim.floor
     level = stats.holm_level(len(ours))
     best = None
     for o in ours:
@@ -433,8 +434,9 @@ def judge_across(claim, res, full):
         what += " " + r.fmt()
     rule = stats.judge_better if claim.form == "trend" else stats.judge_same
     r = r.inverse() if s.get("falls") else r
-    j = stats.decided(rule(r, full, _runs(*est.values()), claim.margin),
-                [(rule, r, {"margin": claim.margin})])
+    kw = {"margin": claim.margin, "floor": claim.floor}
+    j = stats.decided(rule(r, full, _runs(*est.values()), **kw),
+                      [(rule, r, kw)])
     text = "; ".join("%s at %s: %s" % (v, _value(pt), est[v, end].fmt())
                      for v in claim.variants() for end, pt in ends)
     return "%s; %s" % (text, what), j

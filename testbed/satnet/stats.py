@@ -13,6 +13,7 @@ import statistics
 LEVEL = 0.95
 MIN_RUNS = 3            # fewer runs per arm, or shorter runs: a pilot
 EQUIV_MARGIN = 1.10     # ratios within [1/1.10, 1.10] are "no effect"
+COUNT_MARGIN = 2.0      # counts a run within 2 of each other: "no effect"
 RUNS_LIMIT = 200        # runs_to_decide() looks no further
 
 # Strongest first; "weakest" of several is the last in this order.
@@ -128,6 +129,16 @@ class Ratio:
     def estimates(self):
         return self.num + self.den
 
+    def count_diff(self):
+        """A - B of a ratio of two means, for counts whose ratio is too
+        noisy to judge (a timeout or two a run); None for a Trend."""
+        if self.diff:
+            return self.diff
+        if len(self.num) != 1 or self.value is None or \
+                not self.has_ci:
+            return None
+        return Difference(self.num[0], self.den[0], self.level)
+
     def grown(self, n):
         """The same ratio with every arm at @n runs (Estimate.like)."""
         r = copy.copy(self)
@@ -217,6 +228,9 @@ class Judgement:
         # runs an arm that would decide an inconclusive verdict
         # (runs_to_decide()), when someone asked
         self.decide = None
+        # (margin, Difference) when two counts were judged by how far
+        # apart they are, not by their ratio (_near())
+        self.near = None
 
     def __repr__(self):
         return "Judgement(%r, %r, %r)" % (self.verdict, self.direction,
@@ -237,15 +251,41 @@ def _ready(r, full, runs):
     return None
 
 
-def _judge_zero(r, kind):
+def _near(r, floor):
+    """@r (a Ratio of two counts a run) within @floor events a run of
+    equality: its difference's CI inside [-@floor, @floor].  Returns the
+    Judgement's `near`, or None (no @floor, or not that close)."""
+    d = r.count_diff() if floor and hasattr(r, "count_diff") else None
+    if d is None or not d.has_ci or not -floor <= d.lo <= d.hi <= floor:
+        return None
+    return floor, d
+
+
+def _absent(r, margin, floor, verdict="effect absent", direction="open",
+            size="–"):
+    """The Judgement that no effect was found, by the ratio (inside
+    [1/@margin, @margin]) or, for counts, by the difference (_near());
+    None when neither says so."""
+    near = None if _no_effect(r, margin) else _near(r, floor)
+    if near is None and not _no_effect(r, margin):
+        return None
+    j = Judgement(verdict, direction, size)
+    j.near = near
+    return j
+
+
+def _judge_zero(r, kind, floor=None):
     """A mean of zero: the direction from the difference of the means;
     the size of a ratio to zero stays open.  @kind is factor, better,
-    at_least or same."""
+    at_least or same; @floor as for _near()."""
     sign = r.diff.sign()
+    near = _near(r, floor) if sign is None else None
     if kind == "same":
-        return Judgement("reproduced", "reproduced") if sign == 0 else \
-            Judgement("contradicted", "contradicted") if sign else \
+        j = Judgement("reproduced", "reproduced") if sign == 0 or near \
+            else Judgement("contradicted", "contradicted") if sign else \
             Judgement("inconclusive", "open")
+        j.near = near
+        return j
     size = "open" if kind == "factor" else "–"
     if kind == "at_least" and (sign == 1 or r.b.mean == 0):
         return Judgement("reproduced", "reproduced")
@@ -255,27 +295,31 @@ def _judge_zero(r, kind):
                          "reproduced", size)
     if sign == -1:
         return Judgement("contradicted", "contradicted", size)
-    if sign == 0 and kind != "at_least":
-        return Judgement("effect absent", "open", size)
+    if (sign == 0 or near) and kind != "at_least":
+        j = Judgement("effect absent", "open", size)
+        j.near = near
+        return j
     return Judgement("inconclusive", "open", size)
 
 
 def _no_effect(r, margin):
-    return 1 / margin <= r.lo and r.hi <= margin
+    return r.has_ci and 1 / margin <= r.lo and r.hi <= margin
 
 
-def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN,
+                 floor=None):
     """The seed says A / B = @seed (> 1: A higher; < 1: A lower).  The
     ratio is oriented so that the seed's direction is above 1; the
     magnitude is reproduced when the CI lies inside [s^0.5, s^1.5] and
-    refuted when it lies outside that band."""
+    refuted when it lies outside that band.  @floor: for counts a run,
+    the difference within which they count as the same (_near())."""
     j = _ready(r, full, runs)
     if j:
         return j
     if seed < 1:
         r, seed = r.inverse(), 1 / seed
     if r.diff:
-        return _judge_zero(r, "factor")
+        return _judge_zero(r, "factor", floor)
     band = (seed ** 0.5, seed ** 1.5)
     inside = band[0] <= r.lo and r.hi <= band[1]
     outside = r.hi < band[0] or r.lo > band[1]
@@ -289,30 +333,31 @@ def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
                          "reproduced", size)
     if r.hi < 1:
         return Judgement("contradicted", "contradicted", size)
-    if _no_effect(r, margin):
-        return Judgement("effect absent", "open", size)
+    absent = _absent(r, margin, floor, size=size)
+    if absent:
+        return absent
     if outside:
         return Judgement("seed's magnitude refuted", "open", size)
     return Judgement("inconclusive", "open", size)
 
 
-def judge_better(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+def judge_better(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN,
+                 floor=None):
     """The seed says A / B > 1, with no size."""
     j = _ready(r, full, runs)
     if j:
         return j
     if r.diff:
-        return _judge_zero(r, "better")
+        return _judge_zero(r, "better", floor)
     if r.lo > 1:
         return Judgement("reproduced", "reproduced")
     if r.hi < 1:
         return Judgement("contradicted", "contradicted")
-    if _no_effect(r, margin):
-        return Judgement("effect absent", "open")
-    return Judgement("inconclusive", "open")
+    return _absent(r, margin, floor) or Judgement("inconclusive", "open")
 
 
-def judge_at_least(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+def judge_at_least(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN,
+                   floor=None):
     """Non-inferiority: the seed says A is at least B; reproduced when the
     CI's lower end is above 1 / @margin, contradicted when its upper end
     is below it."""
@@ -320,7 +365,7 @@ def judge_at_least(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     if j:
         return j
     if r.diff:
-        return _judge_zero(r, "at_least")
+        return _judge_zero(r, "at_least", floor)
     if r.lo >= 1 / margin:
         return Judgement("reproduced", "reproduced")
     if r.hi < 1 / margin:
@@ -328,16 +373,18 @@ def judge_at_least(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
     return Judgement("inconclusive", "open")
 
 
-def judge_same(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN):
+def judge_same(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN,
+               floor=None):
     """Equivalence: the seed says A ≈ B; reproduced when the CI lies
     inside [1 / @margin, @margin], contradicted when it lies outside."""
     j = _ready(r, full, runs)
     if j:
         return j
     if r.diff:
-        return _judge_zero(r, "same")
-    if _no_effect(r, margin):
-        return Judgement("reproduced", "reproduced")
+        return _judge_zero(r, "same", floor)
+    absent = _absent(r, margin, floor, "reproduced", "reproduced")
+    if absent:
+        return absent
     if r.lo > margin or r.hi < 1 / margin:
         return Judgement("contradicted", "contradicted")
     return Judgement("inconclusive", "open")
@@ -405,8 +452,9 @@ def runs_to_decide(rule, r, **kw):
     "inconclusive" if the runs to come kept the means and spreads
     measured so far: a power estimate from the runs made, not a promise.
     None when @r has no interval (a mean of 0, a single run) or
-    RUNS_LIMIT runs would not do (a ratio on a boundary of the rule)."""
-    if r.diff or r.zero or not r.has_ci:
+    RUNS_LIMIT runs would not do (a ratio on a boundary of the rule).
+    A mean of 0 grows as its difference (an arm always 0 stays so)."""
+    if r.zero and not r.diff or not (r.diff or r).has_ci:
         return None
     for n in range(max(e.n for e in r.estimates) + 1, RUNS_LIMIT + 1):
         if rule(r.grown(n), full=True, runs=n, **kw).verdict != \
@@ -430,7 +478,12 @@ def decided(j, tests):
 
 
 def decide_note(j):
-    """What an inconclusive verdict needs, as the verdict cell says it."""
+    """What an inconclusive verdict needs, or what made two counts the
+    same, as the verdict cell says it."""
+    if j.near:
+        floor, d = j.near
+        return " (the counts differ by less than %g a run: difference " \
+            "%s)" % (floor, d.fmt())
     if j.verdict != "inconclusive":
         return ""
     if j.decide is None:
