@@ -97,6 +97,10 @@ duration_s = 10
     ('[[claim]]\nid = "c"\ntext = "x"\nat = { "forward.reorder.mean_ms" '
      '= 300 }\nsteady = { a = "reno", from = { "forward.reorder.mean_ms" = '
      '300 }, to = { "forward.reorder.mean_ms" = 600 } }\n', "not at"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nnear_zero = { a = "reno" }\n',
+     "a metric that counts events"),
+    ('[[claim]]\nid = "c"\ntext = "x"\nmetric = "timeouts"\nnear_zero = '
+     '{ a = "reno", b = "tcp-r" }\n', "near_zero needs a"),
 ])
 def test_bad_experiment_is_refused(tmp_path, extra, words):
     with pytest.raises(xp.ExperimentError, match=words):
@@ -1033,6 +1037,49 @@ def test_report_judges_claims_across_the_sweep(tmp_path):
     assert "**reproduced**" in claim_line(md, "fx-steady")
     assert "1.06 [1.04, 1.07] | reproduced | – | **reproduced**" in \
         claim_line(md, "fx-trend")
+
+
+def test_near_zero_is_the_count_a_runs_ceiling():
+    floor = stats.COUNT_MARGIN
+    for values, verdict in ((ZERO, "reproduced"), (FEW, "reproduced"),
+                            ([0.0, 2.0, 1.0], "inconclusive"),
+                            ([0.0, 0.2, 0.1], "reproduced"),
+                            (MANY, "contradicted"),
+                            ([1.0, 2.0, 3.0], "inconclusive")):
+        j = stats.judge_near_zero(stats.Level(stats.Estimate(values)))
+        assert j.verdict == verdict, (values, j)
+    assert stats.judge_near_zero(stats.Level(stats.Estimate(FEW)),
+                                 runs=2).verdict == "pilot"
+    # a timeout a run: decided by more runs, if they kept it
+    r = stats.Level(stats.Estimate([0.0, 2.0, 1.0]))
+    n = stats.runs_to_decide(stats.judge_near_zero, r, floor=floor)
+    assert n is not None and 3 < n < stats.RUNS_LIMIT
+    assert stats.judge_near_zero(r.grown(n), runs=n).verdict == \
+        "reproduced"
+    assert stats.judge_near_zero(r.grown(n - 1), runs=n - 1).verdict == \
+        "inconclusive"
+
+
+def test_report_judges_a_count_as_near_zero(tmp_path):
+    exp_dir = tmp_path / "exp"
+    exp_dir.mkdir()
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read()
+    for v in ("tcp-r", "reno"):
+        text += ('\n[[claim]]\nid = "fx-zero-%s"\ntext = "almost no '
+                 'timeouts"\nat = { "forward.per" = 0.02 }\nmetric = '
+                 '"timeouts"\nnear_zero = { a = "%s" }\n' % (v, v))
+    (exp_dir / "fx-sweep.toml").write_text(text)
+    md = tmp_path / "r.md"
+    report.build(md=str(md), results=FIX_RESULTS, experiments=str(exp_dir))
+    assert "**pilot**" in claim_line(md, "fx-zero-reno")
+    res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
+    report.build(md=str(md), results=res, experiments=str(exp_dir))
+    line = claim_line(md, "fx-zero-tcp-r")
+    assert "| tcp-r ≈ 0 (at most 2 a run) |" in line, line
+    assert "| tcp-r: 3 (95 % CI ± 0, SD 0, n=3) |" in line and \
+        "**contradicted**" in line, line
+    line = claim_line(md, "fx-zero-reno")
+    assert "**inconclusive** (about" in line, line
 
 
 def test_report_with_no_records(tmp_path):
@@ -2732,3 +2779,16 @@ def test_report_marks_virtual_runs_of_a_path_not_cleared(tmp_path,
         assert "has not cleared" not in text and "not been cleared" \
             not in text
     assert "Clock: real (before flow steering)." in text
+
+
+def test_a_module_counter_is_the_sender_hosts_when_its_flow_is_alone():
+    flow = {"variant": "rn", "counters": {"TcpExtTCPTimeouts": 4}}
+    rec = {"flows": [flow], "host": {"proc_sender": {
+        "rn_sender.timeouts": 3}}}
+    assert report._counter(rec, "rn", "TcpExtTCPTimeouts") == 4
+    assert report._counter(rec, "rn", "rn_sender.timeouts") == 3
+    assert report._counter(rec, "rn", "rn_sender.other") == 0
+    assert report._counter(rec, "reno", "rn_sender.timeouts") is None
+    # two flows share the host: its counters are neither flow's
+    rec["flows"] = [flow, dict(flow, variant="reno")]
+    assert report._counter(rec, "rn", "rn_sender.timeouts") == 0

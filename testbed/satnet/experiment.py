@@ -38,7 +38,7 @@ MICE = "mice"
 SWEPT_LENGTH = "run.duration_s"
 VARIANT_KEYS = ("description", "source", "cc", "profile", "params", "set")
 FORMS = ("ratio", "better", "at_least", "same", "best", "trend", "steady",
-         "na")
+         "near_zero", "na")
 ACROSS = ("trend", "steady")     # forms judged across two sweep points
 CLAIM_KEYS = ("id", "text", "source", "at", "metric", "margin", "why",
               "counters") + FORMS
@@ -126,6 +126,12 @@ class Claim:
         if self.metric not in METRICS:
             raise ExperimentError("%s: unknown metric %r" %
                                   (where, self.metric))
+        if self.form == "near_zero" and not (
+                isinstance(self.spec, dict) and set(self.spec) == {"a"} and
+                self.metric in COUNTS):
+            raise ExperimentError("%s: near_zero needs a, and a metric "
+                                  "that counts events (%s)" %
+                                  (where, ", ".join(COUNTS)))
         if self.form in ACROSS:
             self._check_across(where)
         if self.form == "best" and not (
@@ -200,6 +206,8 @@ class Claim:
             return [self.spec["num"]] + list(self.spec["den"])
         if self.form in ("better", "at_least", "same"):
             return [self.spec["a"], self.spec["b"]]
+        if self.form == "near_zero":
+            return [self.spec["a"]]
         if self.form == "best":
             return list(self.spec["ours"]) + list(self.spec["theirs"])
         if self.form in ACROSS:

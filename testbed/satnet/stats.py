@@ -179,6 +179,30 @@ class Trend(Ratio):
         self._fit([a_to, b_from], [b_to, a_from], level)
 
 
+class Level:
+    """One arm's mean count a run, for a claim that it is almost zero:
+    value, lo and hi are the mean and its 95 % CI (Student's t)."""
+
+    diff, zero = None, False
+
+    def __init__(self, e):
+        self.e, self.value, self.lo, self.hi = e, e.mean, e.lo, e.hi
+
+    @property
+    def has_ci(self):
+        return self.hi is not None
+
+    @property
+    def estimates(self):
+        return [self.e]
+
+    def grown(self, n):
+        return Level(Estimate.like(self.e, n))
+
+    def fmt(self):
+        return self.e.fmt()
+
+
 class Difference:
     """A - B with its Welch CI: what a Ratio falls back on when a mean is
     zero (a count that no run saw).  sign() is +1 or -1 when the CI lies
@@ -386,6 +410,20 @@ def judge_same(r, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN,
     if absent:
         return absent
     if r.lo > margin or r.hi < 1 / margin:
+        return Judgement("contradicted", "contradicted")
+    return Judgement("inconclusive", "open")
+
+
+def judge_near_zero(r, full=True, runs=MIN_RUNS, floor=COUNT_MARGIN):
+    """The seed says A's count is almost zero: reproduced when the CI of
+    its mean (@r, a Level) lies at or below @floor events a run,
+    contradicted when it lies wholly above it."""
+    j = _ready(r, full, runs)
+    if j:
+        return j
+    if r.hi <= floor:
+        return Judgement("reproduced", "reproduced")
+    if r.lo > floor:
         return Judgement("contradicted", "contradicted")
     return Judgement("inconclusive", "open")
 
