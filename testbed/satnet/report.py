@@ -675,11 +675,13 @@ def width_check(results):
                     if not (a.n and b.n):
                         continue
                     r = stats.Ratio(b, a)
-                    j = stats.judge_same(r, True, min(a.n, b.n))
+                    j = stats.decided(stats.judge_same(
+                        r, True, min(a.n, b.n)), [(stats.judge_same, r, {})])
                     lines.append("| %s | %s %s | %s | %s | %s | %s | %s | "
-                                 "%s |" % (name, v, point_key(pt), width,
-                                           how, a.fmt(), b.fmt(), r.fmt(),
-                                           same_word(j.verdict)))
+                                 "%s%s |" % (name, v, point_key(pt), width,
+                                             how, a.fmt(), b.fmt(), r.fmt(),
+                                             same_word(j.verdict),
+                                             stats.decide_note(j)))
     if not lines:
         return []
     m = stats.EQUIV_MARGIN
