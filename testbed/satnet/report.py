@@ -306,6 +306,11 @@ def _runs(*estimates):
     return min(e.n for e in estimates)
 
 
+def _kw(claim):
+    """A claim's margins, as the stats.judge_* rules take them."""
+    return {"margin": claim.margin, "floor": claim.floor}
+
+
 def _pair(claim, res):
     """(A, B, Ratio oriented so that the claim's direction is above 1)."""
     a = res.estimate(claim.spec["a"], claim.at, claim.metric)
@@ -335,7 +340,7 @@ def judge(claim, res, pool=None):
     a, b, r = _pair(claim, res)
     rule = {"better": stats.judge_better, "at_least": stats.judge_at_least,
             "same": stats.judge_same}[claim.form]
-    kw = {"margin": claim.margin, "floor": claim.floor}
+    kw = _kw(claim)
     # a "lower" claim is judged on B / A (or B - A), so that above 1 is
     # the seed's direction; the comparison is named as it is computed
     num, den = (claim.spec["b"], claim.spec["a"]) if \
@@ -368,7 +373,7 @@ def judge_ratio(claim, res, full):
     for v in claim.spec["den"]:
         den = res.estimate(v, claim.at, claim.metric)
         r = stats.Ratio(num, den)
-        kw = {"margin": claim.margin, "floor": claim.floor}
+        kw = _kw(claim)
         js.append(rule(r, full=full, runs=_runs(num, den), **kw))
         tests.append((rule, r, kw))
         parts.append("%s%s %s (n=%d/%d)" % ("-" if r.diff else "/", v,
@@ -450,7 +455,7 @@ def judge_across(claim, res, full):
         what += " " + r.fmt()
     rule = stats.judge_better if claim.form == "trend" else stats.judge_same
     r = r.inverse() if s.get("falls") else r
-    kw = {"margin": claim.margin, "floor": claim.floor}
+    kw = _kw(claim)
     j = stats.decided(rule(r, full, _runs(*est.values()), **kw),
                       [(rule, r, kw)])
     text = "; ".join("%s at %s: %s" % (v, _value(pt), est[v, end].fmt())

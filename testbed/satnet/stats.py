@@ -134,8 +134,7 @@ class Ratio:
         noisy to judge (a timeout or two a run); None for a Trend."""
         if self.diff:
             return self.diff
-        if len(self.num) != 1 or self.value is None or \
-                not self.has_ci:
+        if len(self.num) != 1 or self.value is None:
             return None
         return Difference(self.num[0], self.den[0], self.level)
 
@@ -279,7 +278,7 @@ def _near(r, floor):
     """@r (a Ratio of two counts a run) within @floor events a run of
     equality: its difference's CI inside [-@floor, @floor].  Returns the
     Judgement's `near`, or None (no @floor, or not that close)."""
-    d = r.count_diff() if floor and hasattr(r, "count_diff") else None
+    d = r.count_diff() if floor else None
     if d is None or not d.has_ci or not -floor <= d.lo <= d.hi <= floor:
         return None
     return floor, d
@@ -290,9 +289,11 @@ def _absent(r, margin, floor, verdict="effect absent", direction="open",
     """The Judgement that no effect was found, by the ratio (inside
     [1/@margin, @margin]) or, for counts, by the difference (_near());
     None when neither says so."""
-    near = None if _no_effect(r, margin) else _near(r, floor)
-    if near is None and not _no_effect(r, margin):
-        return None
+    near = None
+    if not _no_effect(r, margin):
+        near = _near(r, floor)
+        if near is None:
+            return None
     j = Judgement(verdict, direction, size)
     j.near = near
     return j
@@ -468,6 +469,10 @@ class Pooled:
     @property
     def has_ci(self):
         return self.lo is not None
+
+    def count_diff(self):
+        """Cells pooled have no one difference of counts."""
+        return None
 
     @property
     def estimates(self):
