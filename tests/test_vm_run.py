@@ -180,13 +180,15 @@ def test_the_virtual_clocks_timeout_is_the_guests(tmp_path, monkeypatch,
     guest's heartbeat shows alive, however long it takes; a guest gone
     silent (its clock stopped) is stopped, with a message saying so; the
     guest's own limit is the script's."""
-    monkeypatch.setattr(vm_run, "STALL_S", 1)
-    alive = "for i in 1 2 3 4; do sleep 0.5; echo '%s'; done\n" \
+    # Beats 8 times as often as the stall limit: a loaded host that
+    # delays one beat by a second must not make the guest look silent.
+    monkeypatch.setattr(vm_run, "STALL_S", 2)
+    alive = "for i in 1 2 3 4 5 6 7 8; do sleep 0.25; echo '%s'; done\n" \
         "echo '%s0'" % (vm_run.BEAT, vm_run.EXIT_MARK)
     assert supervise(tmp_path, "virtual", alive) == 0
     assert vm_run.BEAT not in (tmp_path / "console.log").read_text()
     assert supervise(tmp_path, "real", alive) == 124     # 2 s > 1 s
-    assert supervise(tmp_path, "virtual", "sleep 3") == 124
+    assert supervise(tmp_path, "virtual", "sleep 4") == 124
     assert "clock stopped" in capsys.readouterr().err
     script = vm_run.write_script(str(tmp_path), ["python3", "-c", "1"], "/",
                                  guest_timeout=600)
