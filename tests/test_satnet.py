@@ -2314,6 +2314,48 @@ def test_each_guest_has_its_points_and_console_and_fails_alone(
     assert all("--vm" in c[:c.index("--")] for c in calls)
 
 
+@pytest.mark.parametrize("guests", [1, 2])
+def test_a_term_signal_stops_every_guest(monkeypatch, guests):
+    """`kill` of satnet alone (SIGTERM, not Ctrl-C to the whole group)
+    reaches none of its children: the run stops them itself."""
+    import signal
+    import threading
+    from satnet import cli
+    started, real_popen = [], subprocess.Popen
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    runs = set(glob.glob(os.path.join(TOP, "build", "satnet-run-*")))
+
+    class Thread:
+        def join(self):
+            pass
+
+    def guest(cmd, prefix):
+        started.append(real_popen(sleeper))
+        return started[-1], Thread()
+
+    def popen(cmd):
+        started.append(real_popen(sleeper))
+        return started[-1]
+
+    monkeypatch.setattr(cli, "guest", guest)
+    monkeypatch.setattr(cli.subprocess, "Popen", popen)
+    before = signal.getsignal(signal.SIGTERM)
+    a = run_args("--clock", "virtual", "--guests", str(guests))
+    shares = cli.split(fx_points(reps=2), guests, a.width)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        with pytest.raises(SystemExit) as e:
+            cli.in_vm(a, shares)
+    finally:
+        timer.cancel()
+    assert e.value.code == 128 + signal.SIGTERM
+    assert len(started) == guests
+    assert all(p.poll() == -signal.SIGTERM for p in started)
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert set(glob.glob(os.path.join(TOP, "build", "satnet-run-*"))) == runs
+
+
 def test_width_check_interleaves_its_two_arms():
     from satnet import cli
     pts = fx_points(reps=4)

@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -562,7 +563,9 @@ def in_vm(a, shares, check=()):
     n, procs = len(shares), []
     claims = os.path.join(run_dir, "claimed")
     os.mkdir(claims)
-    try:
+    with exit_on_term(), contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, run_dir, ignore_errors=True)
+        cleanup.callback(stop_guests, procs)
         for i, (share, queue) in enumerate(zip(shares,
                                                queues(shares, check))):
             only = os.path.join(run_dir, "guest-%d.points" % (i + 1))
@@ -574,7 +577,8 @@ def in_vm(a, shares, check=()):
             if n > 1:
                 cmd += ["--claim-dir", claims]
             if n == 1:
-                return subprocess.call(cmd)
+                procs.append((subprocess.Popen(cmd), None))
+                return procs[0][0].wait()
             print("satnet: guest %d/%d: %d points, about %.0f min, console "
                   "%s" % (i + 1, n, len(share),
                           estimate_s(share, a.width) / 60,
@@ -582,11 +586,6 @@ def in_vm(a, shares, check=()):
                   file=sys.stderr)
             procs.append(guest(cmd, "guest %d/%d: " % (i + 1, n)))
         rcs = [(p.wait(), t.join())[0] for p, t in procs]
-    finally:
-        for p, _ in procs:
-            if p.poll() is None:
-                p.terminate()
-        shutil.rmtree(run_dir, ignore_errors=True)
     for i, ((p, _), rc) in enumerate(zip(procs, rcs)):
         print("satnet: guest %d/%d: %s in %.0f s" % (
             i + 1, n, "done" if rc == 0 else
@@ -594,6 +593,41 @@ def in_vm(a, shares, check=()):
             (rc, os.path.relpath(console_log(i, n))),
             getattr(p, "wall_s", 0)), file=sys.stderr)
     return 1 if any(rcs) else 0
+
+
+@contextlib.contextmanager
+def exit_on_term():
+    """SIGTERM and SIGHUP end a run as Ctrl-C does, through its cleanup,
+    so that no guest outlives it (a `kill` of satnet alone reaches no
+    child); once one has come, further ones are ignored until the
+    cleanup is done."""
+    sigs = (signal.SIGTERM, signal.SIGHUP)
+
+    def leave(signum, _frame):
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    old = {s: signal.signal(s, leave) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def stop_guests(procs, grace_s=60):
+    """Stop the guests of @procs still running: SIGTERM, which vm-run
+    passes on to its VM, then SIGKILL after @grace_s."""
+    live = [p for p, _ in procs if p.poll() is None]
+    for p in live:
+        p.terminate()
+    for p in live:
+        try:
+            p.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def guest(cmd, prefix):
