@@ -576,6 +576,39 @@ def test_across_the_sweep_verdicts(tmp_path, form, b, sense, tcpr, verdict):
     assert "at 300" in ours and "at 600" in ours, ours
 
 
+@pytest.mark.parametrize("sense,seed,tcpr,verdict,size", [
+    # tcp-r's runs at 300, at 600; the seed's factor from 300 to 600
+    ("falls", 0.5, (TWO, ONE), "reproduced", "reproduced"),
+    ("falls", 0.82, (TWO, ONE), "direction only", "refuted"),
+    ("falls", 0.82, (ONE, TWO), "contradicted", "refuted"),
+    ("grows", 2.0, (ONE, [1.6, 2.6, 2.0]),
+     "direction reproduced, magnitude open", "open"),
+    ("grows", 2.0, (ONE, FOUR), "direction only", "refuted"),
+    ("grows", 4.0, (ONE, FOUR), "reproduced", "reproduced"),
+    ("grows", 2.0, (ONE, ONE), "effect absent", "refuted"),
+])
+def test_a_trend_with_the_seeds_factor_is_judged_as_a_ratio(
+        tmp_path, sense, seed, tcpr, verdict, size):
+    """A table's two rows (37 834 packets at 0 %, 31 177 at 0.1 %) give
+    the fall its size: the direction as for `trend`, the magnitude
+    against the band around the seed's factor, as for `ratio`."""
+    c = across_claim(tmp_path, "trend", 'a = "tcp-r", %s = true, '
+                     'seed = %g' % (sense, seed))
+    ours, j = report.judge(c, SweepRuns({("tcp-r", 300): tcpr[0],
+                                         ("tcp-r", 600): tcpr[1]}))
+    assert (j.verdict, j.magnitude) == (verdict, size), ours
+    assert "%g×" % seed in report.seed_value(c)
+
+
+@pytest.mark.parametrize("spec", [
+    'grows = true, seed = 0.5', 'falls = true, seed = 2',
+    'falls = true, seed = 1', 'grows = true, seed = true',
+    'grows = true, seed = "2"'])
+def test_a_trends_seed_says_which_way_it_goes(tmp_path, spec):
+    with pytest.raises(xp.ExperimentError, match="a trend's seed"):
+        across_claim(tmp_path, "trend", 'a = "tcp-r", ' + spec)
+
+
 def test_an_inconclusive_claim_says_how_many_runs_would_decide_it(tmp_path):
     c = across_claim(tmp_path, "trend", 'a = "tcp-r", grows = true')
     ours, j = report.judge(c, SweepRuns({("tcp-r", 300): ONE,

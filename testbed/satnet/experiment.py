@@ -173,7 +173,7 @@ class Claim:
         """trend and steady: a (and optionally b) from one sweep point to
         another; a trend says which way it goes."""
         keys = {"a", "b", "from", "to"} | \
-            ({"grows", "falls"} if self.form == "trend" else set())
+            ({"grows", "falls", "seed"} if self.form == "trend" else set())
         if not (isinstance(self.spec, dict) and
                 {"a", "from", "to"} <= set(self.spec) <= keys and
                 self.spec["a"] != self.spec.get("b")):
@@ -184,6 +184,13 @@ class Claim:
                 len(sense) != 1 or self.spec[sense[0]] is not True):
             raise ExperimentError("%s: a trend says grows = true or "
                                   "falls = true" % where)
+        seed = self.spec.get("seed")
+        if "seed" in self.spec and (
+                isinstance(seed, bool) or not isinstance(seed, (int, float))
+                or not (seed > 1 if "grows" in sense else 0 < seed < 1)):
+            raise ExperimentError("%s: a trend's seed is its factor from "
+                                  "`from` to `to`, above 1 where it grows "
+                                  "and in (0, 1) where it falls" % where)
         if self.at:
             raise ExperimentError("%s: %s takes from and to, not at" %
                                   (where, self.form))

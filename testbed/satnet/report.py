@@ -431,7 +431,8 @@ def _value(point):
 def judge_across(claim, res, full):
     """trend and steady: A at `to` against A at `from`, or with B the
     ratio of ratios (A / B at `to`) / (A / B at `from`); a trend is
-    judged as `better` in its direction, steady as `same`."""
+    judged as `better` in its direction (as `ratio` where the seed gives
+    its factor), steady as `same`."""
     s = claim.spec
     frm, to = claim.points()
     ends = (("from", frm), ("to", to))
@@ -456,7 +457,10 @@ def judge_across(claim, res, full):
     rule = stats.judge_better if claim.form == "trend" else stats.judge_same
     r = r.inverse() if s.get("falls") else r
     kw = _kw(claim)
-    j = stats.decided(rule(r, full, _runs(*est.values()), **kw),
+    if "seed" in s:
+        rule = functools.partial(stats.judge_factor,
+                                 seed=max(s["seed"], 1 / s["seed"]))
+    j = stats.decided(rule(r, full=full, runs=_runs(*est.values()), **kw),
                       [(rule, r, kw)])
     text = "; ".join("%s at %s: %s" % (v, _value(pt), est[v, end].fmt())
                      for v in claim.variants() for end, pt in ends)
@@ -491,6 +495,9 @@ def seed_value(claim):
         frm, to = claim.points()
         how = "grows" if s.get("grows") else "falls" if s.get("falls") \
             else "steady (margin %g×)" % claim.margin
+        if "seed" in s:
+            how += " %g× (magnitude band %.2f–%.2f)" % (
+                s["seed"], *sorted((s["seed"] ** 0.5, s["seed"] ** 1.5)))
         return "%s %s, %s %s → %s" % (
             " / ".join(claim.variants()), how, ", ".join(to), _value(frm),
             _value(to))
