@@ -479,6 +479,37 @@ def test_factor_verdicts(r, seed, verdict, direction, magnitude):
         (verdict, direction, magnitude)
 
 
+@pytest.mark.parametrize("r,verdict,magnitude", [
+    # "more than a two fold improvement": a bound from below, s^0.5 up
+    ((9.84, 8.93, 10.85), "reproduced", "reproduced"),
+    ((1.6, 1.45, 1.75), "reproduced", "reproduced"),
+    ((1.5, 1.2, 1.8), "direction reproduced, magnitude open", "open"),
+    ((1.2, 1.1, 1.3), "direction only", "refuted"),
+    ((0.5, 0.4, 0.6), "contradicted", "refuted"),
+])
+def test_more_than_a_factor_has_no_upper_end(r, verdict, magnitude):
+    j = stats.judge_factor(ratio(*r), 2.0, more=True)
+    assert (j.verdict, j.magnitude) == (verdict, magnitude)
+    # the same ratio against "two fold" itself
+    if r[1] > 2 ** 1.5:
+        assert stats.judge_factor(ratio(*r), 2.0).verdict == "direction only"
+
+
+@pytest.mark.parametrize("spec", [
+    'num = "tcp-r", den = "reno", seed = 2.0',
+    'num = "tcp-r", den = [], seed = 2.0',
+    'num = "tcp-r", den = ["reno"]',
+    'num = "tcp-r", den = ["reno"], seed = 1',
+    'num = "tcp-r", den = ["reno"], seed = true',
+    'num = "tcp-r", den = ["reno"], seed = 0.5, more = true',
+    'num = "tcp-r", den = ["reno"], seed = 2.0, more = 1',
+    'num = "tcp-r", den = ["reno"], seed = 2.0, size = 2'])
+def test_a_ratio_claim_needs_its_factor(tmp_path, spec):
+    text = BASE + '[[claim]]\nid = "c"\ntext = "x"\nratio = { %s }\n' % spec
+    with pytest.raises(xp.ExperimentError, match="ratio needs num"):
+        xp.load_experiment(write_exp(tmp_path, text))
+
+
 def test_a_wider_ci_never_reproduces_more_easily():
     narrow = stats.judge_factor(ratio(2.9, 2.0, 4.0), 3.0).verdict
     wide = stats.judge_factor(ratio(2.9, 1.1, 8.0), 3.0).verdict

@@ -132,6 +132,8 @@ class Claim:
             raise ExperimentError("%s: near_zero needs a, and a metric "
                                   "that counts events (%s)" %
                                   (where, ", ".join(COUNTS)))
+        if self.form == "ratio":
+            self._check_ratio(where)
         if self.form in ACROSS:
             self._check_across(where)
         if self.form == "best" and not (
@@ -168,6 +170,25 @@ class Claim:
                 if k != exp.sweep["key"] or v not in exp.sweep["values"]:
                     raise ExperimentError("%s: %s %s=%r is not a sweep "
                                           "point" % (where, name, k, v))
+
+    def _check_ratio(self, where):
+        """num / each of den is the seed's factor; with more = true the
+        seed says "more than" that factor, a bound from below."""
+        s, seed = self.spec, None
+        if isinstance(s, dict):
+            seed = s.get("seed")
+        if not (isinstance(s, dict) and
+                {"num", "den", "seed"} <= set(s) <= {"num", "den", "seed",
+                                                     "more"} and
+                isinstance(s["den"], list) and s["den"] and
+                not isinstance(seed, bool) and
+                isinstance(seed, (int, float)) and 0 < seed != 1 and
+                isinstance(s.get("more", False), bool) and
+                (seed > 1 or not s.get("more"))):
+            raise ExperimentError("%s: ratio needs num, a list den and "
+                                  "the seed's factor (and optionally more "
+                                  "= true, for a factor above 1 the seed "
+                                  "gives as a bound from below)" % where)
 
     def _check_across(self, where):
         """trend and steady: a (and optionally b) from one sweep point to

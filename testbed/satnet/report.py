@@ -369,7 +369,8 @@ def judge_ratio(claim, res, full):
     """A against each baseline of the claim: the weakest verdict stands."""
     num = res.estimate(claim.spec["num"], claim.at, claim.metric)
     parts, js, tests = [], [], []
-    rule = functools.partial(stats.judge_factor, seed=claim.spec["seed"])
+    rule = functools.partial(stats.judge_factor, seed=claim.spec["seed"],
+                             more=claim.spec.get("more", False))
     for v in claim.spec["den"]:
         den = res.estimate(v, claim.at, claim.metric)
         r = stats.Ratio(num, den)
@@ -470,6 +471,8 @@ def judge_across(claim, res, full):
 def seed_value(claim):
     if claim.form == "ratio":
         s = claim.spec["seed"]
+        if claim.spec.get("more"):
+            return "more than %g× (magnitude band from %.2f)" % (s, s ** 0.5)
         return "%g× (magnitude band %.2f–%.2f)" % (
             s, *(sorted((s ** 0.5, s ** 1.5))))
     if claim.form in ("better", "at_least", "same"):

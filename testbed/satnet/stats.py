@@ -332,12 +332,13 @@ def _no_effect(r, margin):
 
 
 def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN,
-                 floor=None):
+                 floor=None, more=False):
     """The seed says A / B = @seed (> 1: A higher; < 1: A lower).  The
     ratio is oriented so that the seed's direction is above 1; the
     magnitude is reproduced when the CI lies inside [s^0.5, s^1.5] and
-    refuted when it lies outside that band.  @floor: for counts a run,
-    the difference within which they count as the same (_near())."""
+    refuted when it lies outside that band; @more ("more than two
+    fold"): the band has no upper end.  @floor: for counts a run, the
+    difference within which they count as the same (_near())."""
     j = _ready(r, full, runs)
     if j:
         return j
@@ -345,7 +346,7 @@ def judge_factor(r, seed, full=True, runs=MIN_RUNS, margin=EQUIV_MARGIN,
         r, seed = r.inverse(), 1 / seed
     if r.diff:
         return _judge_zero(r, "factor", floor)
-    band = (seed ** 0.5, seed ** 1.5)
+    band = (seed ** 0.5, math.inf if more else seed ** 1.5)
     inside = band[0] <= r.lo and r.hi <= band[1]
     outside = r.hi < band[0] or r.lo > band[1]
     size = "reproduced" if inside else "refuted" if outside else "open"
