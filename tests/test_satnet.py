@@ -1255,6 +1255,63 @@ def test_a_sweep_of_names(tmp_path):
     assert png.stat().st_size > 1000
 
 
+def test_the_seeds_numbers_are_drawn_beside_ours(tmp_path, monkeypatch):
+    """[plot] seed: the seed's table drawn as hollow markers in the colour
+    of the variant's line, at the sweep's scaled x; one value run: on
+    the variant's bar."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read().replace(
+        'label = "packet error rate"',
+        'label = "packet error rate"\nscale = 100').replace(
+        'label = "goodput (Mbit/s)"',
+        'label = "goodput (Mbit/s)"\nseed = { reno = [[0.001, 0.9], '
+        '[0.02, 0.2]], tcp-r = [[0.02, 0.7]] }')
+    (tmp_path / "fx-sweep.toml").write_text(text)
+    exp = xp.load_experiment(str(tmp_path / "fx-sweep.toml"))
+    axes = []
+    subplots = plt.subplots
+
+    def keep(*a, **kw):
+        fig, ax = subplots(*a, **kw)
+        axes.append(ax)
+        return fig, ax
+
+    monkeypatch.setattr(plt, "subplots", keep)
+    res = report.Results(exp, record.load_all(FIX_RESULTS))
+    report.plot(res, str(tmp_path / "p.png"))
+    marks = {ln.get_label(): ln for ln in axes[-1].get_lines()
+             if ln.get_label().startswith("seed: ")}
+    assert sorted(marks) == ["seed: reno", "seed: tcp-r"]
+    assert list(marks["seed: reno"].get_xdata()) == [0.1, 2.0]
+    assert list(marks["seed: reno"].get_ydata()) == [0.9, 0.2]
+    assert marks["seed: reno"].get_marker() == "D"
+    assert marks["seed: reno"].get_color() == "C0" and \
+        marks["seed: tcp-r"].get_color() == "C1"
+    ours = [c for c in axes[-1].containers if c.get_label() == "reno"]
+    assert ours and ours[0].lines[0].get_color() == "C0"
+    # one value run: the mark sits on the variant's bar
+    one = [r for r in record.load_all(FIX_RESULTS)
+           if r["point"] == {"forward.per": 0.02}]
+    report.plot(report.Results(exp, one), str(tmp_path / "q.png"))
+    marks = {ln.get_label(): ln for ln in axes[-1].get_lines()}
+    assert list(marks["seed: tcp-r"].get_xdata()) == [1]
+    assert list(marks["seed: tcp-r"].get_ydata()) == [0.7]
+
+
+@pytest.mark.parametrize("seed", [
+    'reno = [[0.005, 1.0]]', 'bbr = [[0.001, 1.0]]', 'reno = [0.001, 1.0]',
+    'reno = [[0.001, "1"]]', 'reno = []'])
+def test_the_seeds_numbers_sit_at_sweep_values(tmp_path, seed):
+    text = open(os.path.join(FIX_EXP, "fx-sweep.toml")).read().replace(
+        'label = "goodput (Mbit/s)"',
+        'label = "goodput (Mbit/s)"\nseed = { %s }' % seed)
+    (tmp_path / "fx-sweep.toml").write_text(text)
+    with pytest.raises(xp.ExperimentError, match="seed"):
+        xp.load_experiment(str(tmp_path / "fx-sweep.toml"))
+
+
 @pytest.mark.parametrize("values, words", [
     ('["normal", 3]', "all numbers or all names"),
     ('["normal", "uniform"]\nscale = 2', "takes no scale"),

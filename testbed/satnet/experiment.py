@@ -300,14 +300,30 @@ class Experiment:
         if "full" not in self.modes:
             raise ExperimentError("%s: needs a [full] table" % where)
         plot = d.get("plot", {})
-        _keys(plot, where + " [plot]", ("y", "label"))
+        _keys(plot, where + " [plot]", ("y", "label", "seed"))
         self.metric = plot.get("y", "goodput")
         self.ylabel = plot.get("label", "goodput (Mbit/s)")
         if self.metric not in METRICS:
             raise ExperimentError("%s: unknown metric %r" %
                                   (where, self.metric))
+        self.seed_marks = self._seed_marks(plot.get("seed", {}),
+                                           where + " [plot] seed")
         self.claims = [Claim(c, self) for c in d.get("claim", [])]
         self.check_scenario()
+
+    def _seed_marks(self, marks, where):
+        """The seed's own numbers for the plot: {variant: [[x, y], ...]},
+        x a sweep value, y in the plot's metric."""
+        _keys(marks, where, self.arms())
+        values = self.sweep["values"] if self.sweep else []
+        for v, pts in marks.items():
+            if not (isinstance(pts, list) and pts and all(
+                    isinstance(p, list) and len(p) == 2 and p[0] in values
+                    and isinstance(p[1], (int, float)) and
+                    not isinstance(p[1], bool) for p in pts)):
+                raise ExperimentError("%s: %s is a list of [x, y], x a "
+                                      "sweep value" % (where, v))
+        return marks
 
     def arms(self):
         """What the report shows a line of: the variants, and the short

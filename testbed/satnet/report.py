@@ -6,6 +6,7 @@ records only; nothing is run.
 
 import csv
 import functools
+import math
 import os
 import re
 
@@ -239,19 +240,24 @@ def _series(res):
     return out
 
 
-def _bars(ax, series, xlabel):
+def _colour(exp, v):
+    """A variant's colour, the same in every plot of the experiment."""
+    return "C%d" % (exp.arms().index(v) % 10)
+
+
+def _bars(ax, series, xlabel, colour):
     names = [v for v, _ in series]
     ests = [pts[0][1] for _, pts in series]
     ax.bar(range(len(ests)), [e.mean for e in ests],
            yerr=[e.half or 0 for e in ests], capsize=3,
-           color=["C%d" % i for i in range(len(ests))])
+           color=[colour(v) for v in names])
     ax.set_xticks(range(len(ests)), names, rotation=25, ha="right",
                   fontsize=8)
     if xlabel:
         ax.set_xlabel(xlabel)
 
 
-def _lines(ax, series, xlabel, join=True):
+def _lines(ax, series, xlabel, colour, join=True):
     """One line per variant; join=False: markers only (names on the x
     axis have no order to draw a line along), dodged further apart."""
     xs = sorted({x for _, pts in series for x, _ in pts})
@@ -260,9 +266,28 @@ def _lines(ax, series, xlabel, join=True):
         off = (i - (len(series) - 1) / 2) * dodge
         ax.errorbar([x + off for x, _ in pts], [e.mean for _, e in pts],
                     yerr=[e.half or 0 for _, e in pts], marker="o",
-                    capsize=3, label=v, linestyle="-" if join else "none")
+                    capsize=3, label=v, linestyle="-" if join else "none",
+                    color=colour(v))
     ax.set_xlabel(xlabel)
-    ax.legend(fontsize=7, ncol=2)
+
+
+def _seed_marks(ax, exp, where, colour):
+    """The seed's own numbers ([plot] seed) as hollow diamonds in the
+    colour of the variant's line; @where maps a sweep value to its
+    position on the x axis (None: not drawn)."""
+    for v, pts in exp.seed_marks.items():
+        xy = [(where(x), y) for x, y in pts if where(x) is not None]
+        if xy:
+            ax.plot(*zip(*xy), linestyle="none", marker="D", markersize=7,
+                    markerfacecolor="none", color=colour(v),
+                    label="seed: %s" % v)
+
+
+def _same_x(sweep_value, x, scale):
+    """Whether a sweep value is the plotted @x (scaled, or a name)."""
+    if isinstance(x, str) or isinstance(sweep_value, str):
+        return sweep_value == x
+    return math.isclose(sweep_value * scale, x)
 
 
 def plot(res, path):
@@ -276,22 +301,36 @@ def plot(res, path):
     series = _series(res)
     xs = {x for _, pts in series for x, _ in pts}
     label = exp.sweep.get("label", exp.sweep["key"]) if exp.sweep else ""
+    scale = exp.sweep.get("scale", 1) if exp.sweep else 1
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     cats = _categories(exp)
+    colour = functools.partial(_colour, exp)
     if len(xs) > 1 and cats:
         # names, at evenly spaced positions in the sweep's order
         used = [c for c in cats if c in xs]
         pos = {c: i for i, c in enumerate(used)}
         _lines(ax, [(v, [(pos[x], e) for x, e in pts])
-                    for v, pts in series], label, join=False)
+                    for v, pts in series], label, colour, join=False)
+        _seed_marks(ax, exp, pos.get, colour)
         ax.set_xticks(range(len(used)), used)
         ax.set_xlim(-0.5, len(used) - 0.5)
     elif len(xs) > 1:
-        _lines(ax, series, label)
+        _lines(ax, series, label, colour)
+        _seed_marks(ax, exp, lambda x: x * scale, colour)
     else:
         x = next(iter(xs), None)
         _bars(ax, series, "" if x is None else "%s = %s" % (
-            label, x if isinstance(x, str) else "%g" % x))
+            label, x if isinstance(x, str) else "%g" % x), colour)
+        bar = {v: i for i, (v, _) in enumerate(series)}
+        for v, pts in exp.seed_marks.items():
+            ys = [y for sx, y in pts
+                  if v in bar and x is not None and _same_x(sx, x, scale)]
+            if ys:
+                ax.plot([bar[v]], ys[:1], linestyle="none", marker="D",
+                        markersize=7, markerfacecolor="none",
+                        color=colour(v), label="seed: %s" % v)
+    if series and (len(xs) > 1 or exp.seed_marks):
+        ax.legend(fontsize=7, ncol=2)
     ax.set_ylabel(exp.ylabel)
     ax.set_title("%s (%s, %s; %s clock)" % (
         exp.source, res.mode, exp.name,
