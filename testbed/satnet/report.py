@@ -273,10 +273,10 @@ def _lines(ax, series, xlabel, colour, join=True):
 
 def _seed_marks(ax, exp, where, colour):
     """The seed's own numbers ([plot] seed) as hollow diamonds in the
-    colour of the variant's line; @where maps a sweep value to its
+    colour of the variant's line; @where(variant, sweep value) is its
     position on the x axis (None: not drawn)."""
     for v, pts in exp.seed_marks.items():
-        xy = [(where(x), y) for x, y in pts if where(x) is not None]
+        xy = [(where(v, x), y) for x, y in pts if where(v, x) is not None]
         if xy:
             ax.plot(*zip(*xy), linestyle="none", marker="D", markersize=7,
                     markerfacecolor="none", color=colour(v),
@@ -311,24 +311,19 @@ def plot(res, path):
         pos = {c: i for i, c in enumerate(used)}
         _lines(ax, [(v, [(pos[x], e) for x, e in pts])
                     for v, pts in series], label, colour, join=False)
-        _seed_marks(ax, exp, pos.get, colour)
+        _seed_marks(ax, exp, lambda _, x: pos.get(x), colour)
         ax.set_xticks(range(len(used)), used)
         ax.set_xlim(-0.5, len(used) - 0.5)
     elif len(xs) > 1:
         _lines(ax, series, label, colour)
-        _seed_marks(ax, exp, lambda x: x * scale, colour)
+        _seed_marks(ax, exp, lambda _, x: x * scale, colour)
     else:
         x = next(iter(xs), None)
         _bars(ax, series, "" if x is None else "%s = %s" % (
             label, x if isinstance(x, str) else "%g" % x), colour)
         bar = {v: i for i, (v, _) in enumerate(series)}
-        for v, pts in exp.seed_marks.items():
-            ys = [y for sx, y in pts
-                  if v in bar and x is not None and _same_x(sx, x, scale)]
-            if ys:
-                ax.plot([bar[v]], ys[:1], linestyle="none", marker="D",
-                        markersize=7, markerfacecolor="none",
-                        color=colour(v), label="seed: %s" % v)
+        _seed_marks(ax, exp, lambda v, sx: bar.get(v) if x is not None and
+                    _same_x(sx, x, scale) else None, colour)
     if series and (len(xs) > 1 or exp.seed_marks):
         ax.legend(fontsize=7, ncol=2)
     ax.set_ylabel(exp.ylabel)
