@@ -49,6 +49,12 @@ class ExperimentError(ValueError):
     pass
 
 
+def _number(x):
+    """An int or float from TOML, not a bool (which Python counts as an
+    int)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _keys(d, where, allowed):
     if not isinstance(d, dict):
         raise ExperimentError("%s: expected a table" % where)
@@ -174,15 +180,13 @@ class Claim:
     def _check_ratio(self, where):
         """num / each of den is the seed's factor; with more = true the
         seed says "more than" that factor, a bound from below."""
-        s, seed = self.spec, None
-        if isinstance(s, dict):
-            seed = s.get("seed")
+        s = self.spec
+        seed = s.get("seed") if isinstance(s, dict) else None
         if not (isinstance(s, dict) and
                 {"num", "den", "seed"} <= set(s) <= {"num", "den", "seed",
                                                      "more"} and
                 isinstance(s["den"], list) and s["den"] and
-                not isinstance(seed, bool) and
-                isinstance(seed, (int, float)) and 0 < seed != 1 and
+                _number(seed) and 0 < seed != 1 and
                 isinstance(s.get("more", False), bool) and
                 (seed > 1 or not s.get("more"))):
             raise ExperimentError("%s: ratio needs num, a list den and "
@@ -207,8 +211,7 @@ class Claim:
                                   "falls = true" % where)
         seed = self.spec.get("seed")
         if "seed" in self.spec and (
-                isinstance(seed, bool) or not isinstance(seed, (int, float))
-                or not (seed > 1 if "grows" in sense else 0 < seed < 1)):
+                not _number(seed) or not (seed > 1 if "grows" in sense else 0 < seed < 1)):
             raise ExperimentError("%s: a trend's seed is its factor from "
                                   "`from` to `to`, above 1 where it grows "
                                   "and in (0, 1) where it falls" % where)
@@ -319,8 +322,7 @@ class Experiment:
         for v, pts in marks.items():
             if not (isinstance(pts, list) and pts and all(
                     isinstance(p, list) and len(p) == 2 and p[0] in values
-                    and isinstance(p[1], (int, float)) and
-                    not isinstance(p[1], bool) for p in pts)):
+                    and _number(p[1]) for p in pts)):
                 raise ExperimentError("%s: %s is a list of [x, y], x a "
                                       "sweep value" % (where, v))
         return marks
@@ -420,8 +422,7 @@ class Experiment:
             if k in self.set:
                 raise ExperimentError("%s: [sweep] follow %s: the key is "
                                       "set by the experiment" % (where, k))
-            if isinstance(f, bool) or not isinstance(f, (int, float)) \
-                    or f <= 0:
+            if not _number(f) or f <= 0:
                 raise ExperimentError("%s: [sweep] follow %s = %r: the "
                                       "factor is a positive number" %
                                       (where, k, f))
