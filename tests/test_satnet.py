@@ -2,6 +2,7 @@
 """Unit tests of satnet: experiment files, the record schema, statistics,
 the report (from records of real runs) and the command line.  No root."""
 
+import contextlib
 import csv
 import functools
 import glob
@@ -2433,6 +2434,25 @@ def test_each_guest_has_its_points_and_console_and_fails_alone(
         calls.append(cmd), (Proc(0), Thread()))[1])
     assert cli.in_vm(run_args("--guests", "2"), shares[:2]) == 0
     assert all("--vm" in c[:c.index("--")] for c in calls)
+
+
+def test_two_runs_at_once_write_their_own_consoles():
+    """A second run in this checkout while one runs takes other console
+    logs: vm-run truncates its log, and its fault check reads it."""
+    from satnet import cli
+    with contextlib.ExitStack() as first:
+        a = cli.console_logs(2, first)
+        with contextlib.ExitStack() as second:
+            b = cli.console_logs(2, second)
+            assert len(set(a + b)) == 4
+            assert all(os.path.dirname(x) == os.path.join(TOP, "build")
+                       for x in a + b)
+            assert cli.console_logs(1, second)[0] not in a + b
+    with contextlib.ExitStack() as alone:
+        solo = cli.console_logs(1, alone)
+    with contextlib.ExitStack() as again:
+        assert cli.console_logs(2, again) == a
+        assert cli.console_logs(1, again) != solo
 
 
 @pytest.mark.parametrize("guests", [1, 2])

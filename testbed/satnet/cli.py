@@ -17,8 +17,10 @@ anything.  docs/experiments.md describes the files.
 
 import argparse
 import contextlib
+import fcntl
 import glob
 import hashlib
+import itertools
 import os
 import re
 import shlex
@@ -515,10 +517,25 @@ def print_width_check(a, exp):
     print("\n".join(lines), file=sys.stderr)
 
 
-def console_log(i, n):
-    """Guest @i's (0-based) console log, of @n guests."""
-    name = "satnet-console%s.log" % ("-%d" % (i + 1) if n > 1 else "")
-    return os.path.join(TOP, "build", name)
+def console_logs(n, stack):
+    """The console logs of @n guests, under a lock that @stack releases:
+    a second `satnet run` in this checkout while one runs writes logs of
+    its own (satnet-console-run2-I.log) instead of truncating the
+    first's, which its fault check reads."""
+    build = os.path.join(TOP, "build")
+    os.makedirs(build, exist_ok=True)
+    for k in itertools.count(1):
+        tag = "-run%d" % k if k > 1 else ""
+        lock = open(os.path.join(build, "satnet-console%s.lock" % tag), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            continue
+        stack.callback(lock.close)
+        return [os.path.join(build, "satnet-console%s%s.log" %
+                             (tag, "-%d" % (i + 1) if n > 1 else ""))
+                for i in range(n)]
 
 
 def guest_timeout(a, share):
@@ -566,13 +583,14 @@ def in_vm(a, shares, check=()):
     with exit_on_term(), contextlib.ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, run_dir, ignore_errors=True)
         cleanup.callback(stop_guests, procs)
+        logs = console_logs(n, cleanup)
         for i, (share, queue) in enumerate(zip(shares,
                                                queues(shares, check))):
             only = os.path.join(run_dir, "guest-%d.points" % (i + 1))
             with open(only, "w") as f:
                 f.write("".join(p.relpath() + "\n" for p in queue))
             # a guest may end up running all of them
-            cmd = guest_command(a, only, console_log(i, n),
+            cmd = guest_command(a, only, logs[i],
                                 guest_timeout(a, queue), vm=n > 1)
             if n > 1:
                 cmd += ["--claim-dir", claims]
@@ -582,7 +600,7 @@ def in_vm(a, shares, check=()):
             print("satnet: guest %d/%d: %d points, about %.0f min, console "
                   "%s" % (i + 1, n, len(share),
                           estimate_s(share, a.width) / 60,
-                          os.path.relpath(console_log(i, n))),
+                          os.path.relpath(logs[i])),
                   file=sys.stderr)
             procs.append(guest(cmd, "guest %d/%d: " % (i + 1, n)))
         rcs = [(p.wait(), t.join())[0] for p, t in procs]
@@ -590,7 +608,7 @@ def in_vm(a, shares, check=()):
         print("satnet: guest %d/%d: %s in %.0f s" % (
             i + 1, n, "done" if rc == 0 else
             "FAILED (status %d, console %s)" %
-            (rc, os.path.relpath(console_log(i, n))),
+            (rc, os.path.relpath(logs[i])),
             getattr(p, "wall_s", 0)), file=sys.stderr)
     return 1 if any(rcs) else 0
 
