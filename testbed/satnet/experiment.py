@@ -211,7 +211,8 @@ class Claim:
                                   "falls = true" % where)
         seed = self.spec.get("seed")
         if "seed" in self.spec and (
-                not _number(seed) or not (seed > 1 if "grows" in sense else 0 < seed < 1)):
+                not _number(seed) or
+                not (seed > 1 if "grows" in sense else 0 < seed < 1)):
             raise ExperimentError("%s: a trend's seed is its factor from "
                                   "`from` to `to`, above 1 where it grows "
                                   "and in (0, 1) where it falls" % where)
