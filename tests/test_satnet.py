@@ -1748,6 +1748,28 @@ def test_export_gives_one_row_per_variant_of_each_run(tmp_path):
     assert r.returncode == 2 and "no results folder" in r.stderr
 
 
+def test_export_adds_the_counters_asked_for(tmp_path):
+    out = tmp_path / "runs.csv"
+    r = satnet("export", "--results", FIX_RESULTS, "-o", str(out),
+               "--counter", "TcpRetransSegs", "--counter",
+               "rn_sender.acks_dn", "--counter", "TcpRetransSegs")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(open(out)))
+    assert tuple(rows[0]) == record.EXPORT_FIELDS + ("TcpRetransSegs",
+                                                     "rn_sender.acks_dn")
+    for x in rows:
+        rec = json.load(open(x["path"]))
+        assert float(x["TcpRetransSegs"]) == \
+            rec["flows"][0]["counters"]["TcpRetransSegs"]
+        assert float(x["rn_sender.acks_dn"]) == \
+            rec["host"]["proc_sender"].get("rn_sender.acks_dn", 0)
+    assert any(float(x["rn_sender.acks_dn"]) > 0 for x in rows)
+    r = satnet("export", "--results", FIX_RESULTS, "--counter",
+               "TcpExtNoSuchCounter")
+    assert r.returncode == 2 and "no run counts TcpExtNoSuchCounter" in \
+        r.stderr, r.stderr
+
+
 def test_compare_two_results_folders(tmp_path):
     res = three_runs(tmp_path, {"tcp-r": 1.0, "reno": 1.0})
     r = satnet("compare", FIX_RESULTS, res)

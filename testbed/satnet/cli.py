@@ -806,7 +806,12 @@ def cmd_export(a):
         fail("export: no results folder %s" % a.results)
     recs = record.load_all(a.results, experiments=a.experiment or None,
                            warn=lambda m: print(m, file=sys.stderr))
-    rows = record.rows(recs)
+    counters = list(dict.fromkeys(a.counter))
+    for c in counters:
+        if not any(record.has_counter(r, c) for r in recs):
+            fail("export: no run counts %s (`satnet show RUN.json` lists a "
+                 "run's counters)" % c)
+    rows = record.rows(recs, counters=counters)
     try:
         out = open(a.output, "w", newline="") if a.output else sys.stdout
     except OSError as e:
@@ -816,7 +821,8 @@ def cmd_export(a):
             json.dump(rows, out, indent=1)
             out.write("\n")
         else:
-            w = csv.DictWriter(out, fieldnames=record.EXPORT_FIELDS)
+            w = csv.DictWriter(out, fieldnames=record.EXPORT_FIELDS +
+                               tuple(counters))
             w.writeheader()
             w.writerows(rows)
     if a.output:
@@ -977,6 +983,11 @@ def parser():
     ex.add_argument("--format", choices=("csv", "json"), default="csv",
                     help="csv (default) or json (a list of objects)")
     ex.add_argument("-o", "--output", help="write here instead of stdout")
+    ex.add_argument("--counter", action="append", default=[], metavar="NAME",
+                    help="add a column: the counter's value per run, the "
+                    "mean over the variant's flows, as a claim's `counters` "
+                    "shows it (an nstat name such as TcpExtTCPTimeouts, or "
+                    "a module's, such as rn_sender.timeouts; repeatable)")
     ex.set_defaults(fn=cmd_export)
 
     up = sub.add_parser("up", help="bring a scenario's path up and leave "

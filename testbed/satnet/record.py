@@ -295,6 +295,24 @@ def load_all(results=RESULTS_DIR, experiments=None, warn=print):
     return recs
 
 
+def counter(rec, variant, name):
+    """Counter @name (a `counters` name of docs/experiments.md) of a run:
+    the mean over @variant's flows, None when the run has none of them."""
+    fs = [f for f in rec["flows"] if f["variant"] == variant]
+    if len(rec["flows"]) == 1 and fs and name not in fs[0]["counters"]:
+        # a module's own counters (rn_sender.timeouts, /proc/net) are the
+        # sender host's, so they are one flow's only when it is alone
+        return rec["host"].get("proc_sender", {}).get(name, 0)
+    return sum(f["counters"].get(name, 0) for f in fs) / len(fs) \
+        if fs else None
+
+
+def has_counter(rec, name):
+    """Does the run count @name at all (a flow's or its sender's)?"""
+    return any(name in f["counters"] for f in rec["flows"]) or \
+        name in rec["host"].get("proc_sender", {})
+
+
 EXPORT_FIELDS = ("experiment", "mode", "variant", "point", "rep", "flows",
                  "goodput_mbps", "goodput_share", "limit_share",
                  "retrans_share", "timeouts", "jain", "duration_s",
@@ -302,9 +320,10 @@ EXPORT_FIELDS = ("experiment", "mode", "variant", "point", "rep", "flows",
                  "stale", "path")
 
 
-def rows(recs, builds=None):
+def rows(recs, builds=None, counters=()):
     """One flat row per variant of each run, for pandas or a spreadsheet:
-    the metrics of the summary and what made the run."""
+    the metrics of the summary, what made the run and the @counters
+    (counter())."""
     builds = module_builds() if builds is None else builds
     out = []
     for r in recs:
@@ -328,5 +347,6 @@ def rows(recs, builds=None):
                 "date": m.get("date"),
                 "cpu_bound": r["summary"].get("cpu_bound"),
                 "stale": bool(stale(r, builds)),
-                "path": r.get("_path")})
+                "path": r.get("_path"),
+                **{c: counter(r, v, c) for c in counters}})
     return out

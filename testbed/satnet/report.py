@@ -43,16 +43,6 @@ def _ca_share(rec, variant, state):
     return share.get(state) if share else None
 
 
-def _counter(rec, variant, name):
-    fs = [f for f in rec["flows"] if f["variant"] == variant]
-    if len(rec["flows"]) == 1 and fs and name not in fs[0]["counters"]:
-        # a module's own counters (rn_sender.timeouts, /proc/net) are the
-        # sender host's, so they are one flow's only when it is alone
-        return rec["host"].get("proc_sender", {}).get(name, 0)
-    return sum(f["counters"].get(name, 0) for f in fs) / len(fs) \
-        if fs else None
-
-
 class Results:
     """The records of one experiment in one mode, indexed by variant and
     sweep point."""
@@ -97,7 +87,7 @@ class Results:
                    if record.stale(r, builds))
 
     def counter(self, variant, point, name):
-        return stats.Estimate([_counter(r, variant, name)
+        return stats.Estimate([record.counter(r, variant, name)
                                for r in self.runs(variant, point)])
 
     @functools.cached_property
