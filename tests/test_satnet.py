@@ -2994,10 +2994,10 @@ def test_a_module_counter_is_the_sender_hosts_when_its_flow_is_alone():
     flow = {"variant": "rn", "counters": {"TcpExtTCPTimeouts": 4}}
     rec = {"flows": [flow], "host": {"proc_sender": {
         "rn_sender.timeouts": 3}}}
-    assert report._counter(rec, "rn", "TcpExtTCPTimeouts") == 4
-    assert report._counter(rec, "rn", "rn_sender.timeouts") == 3
-    assert report._counter(rec, "rn", "rn_sender.other") == 0
-    assert report._counter(rec, "reno", "rn_sender.timeouts") is None
+    assert record.counter(rec, "rn", "TcpExtTCPTimeouts") == 4
+    assert record.counter(rec, "rn", "rn_sender.timeouts") == 3
+    assert record.counter(rec, "rn", "rn_sender.other") == 0
+    assert record.counter(rec, "reno", "rn_sender.timeouts") is None
     # two flows share the host: its counters are neither flow's
     rec["flows"] = [flow, dict(flow, variant="reno")]
-    assert report._counter(rec, "rn", "rn_sender.timeouts") == 0
+    assert record.counter(rec, "rn", "rn_sender.timeouts") == 0
