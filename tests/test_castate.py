@@ -441,16 +441,21 @@ def test_sampler_on_a_loopback_connection(connection):
     diag_or_skip(ns).close()
     s = castate.CaSampler(ns, "127.0.0.1", port, period=0.01)
     s.start()
+    t0 = time.monotonic()
     for _ in range(20):
         cli.sendall(b"x" * 1000)
         time.sleep(0.01)
+    # what a 10 ms sleep takes on this host now: a loaded host stretches
+    # the sampler's period as much, so it bounds the interval, not 10 ms
+    tick = (time.monotonic() - t0) / 20
     s.finish()
     sport = cli.getsockname()[1]
     mine = [r for r in s.rows if r["sport"] == sport]
     out = s.summary(mine)
     assert out["samples"] >= 5 and out["errors"] == 0, out
     assert out["share"]["open"] == 1.0 and out["dumps"] >= out["samples"]
-    assert 0.009 < out["interval_s"] < 0.1 and out["cpu_s"] > 0
+    assert 0.009 < out["interval_s"] < 10 * tick and out["cpu_s"] > 0, \
+        (out, tick)
     assert {r["sport"] for r in s.rows} == {sport}, "only the client side"
 
 

@@ -1671,6 +1671,18 @@ same = { a = "reno", b = "fx-sweep:reno" }
         'name = "fx-sweep"', 'name = "fx-plain"'))
     r = satnet("run", str(plain), "--claims", "--dry-run")
     assert r.returncode == 2 and "no claim in fx-plain" in r.stderr
+    # an experiment without claims runs the cells a claim beside it reads
+    base = tmp_path / "fx-base.toml"
+    base.write_text(plain.read_text().replace('name = "fx-plain"',
+                                              'name = "fx-base"'))
+    other.write_text(other.read_text().replace("fx-sweep:reno",
+                                               "fx-base:reno"))
+    r = satnet("run", str(base), "--claims", "--dry-run", "--results",
+               str(tmp_path / "r"), "--reps", "3")
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split()) == [
+        "fx-base/full/reno/forward.per=0.001-rep%d.json" % i
+        for i in range(3)], r.stdout
 
 
 def test_records_of_other_module_builds_are_run_again(monkeypatch):

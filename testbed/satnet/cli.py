@@ -181,7 +181,8 @@ def selected_points(a):
 def claim_points(a, names, variants):
     """--claims: the full-length points of every cell the claims of the
     experiments @names compare (Experiment.claim_cells()), those of
-    another experiment a claim reads included, each once."""
+    another experiment a claim reads included, and the cells of @names
+    that the claims of the experiments beside them read; each once."""
     if a.point:
         raise xp.ExperimentError("--claims chooses the points: no --point")
     cells, exps = set(), {}
@@ -189,8 +190,10 @@ def claim_points(a, names, variants):
         exp = xp.load_experiment(name, variants)
         exps[exp.name] = exp
         cells |= exp.claim_cells()
+    cells |= read_by_others(exps, variants)
     if not cells:
-        raise xp.ExperimentError("no claim in %s" % ", ".join(exps))
+        raise xp.ExperimentError("no claim in %s, nor one beside it that "
+                                 "reads it" % ", ".join(exps))
     for name in sorted({c[0] for c in cells} - set(exps)):
         # beside the experiment whose claim reads it (check_refs)
         home = next(e for e in exps.values() if any(
@@ -210,6 +213,18 @@ def claim_points(a, names, variants):
                 p.mode = "point"
             points.append(p)
     return points
+
+
+def read_by_others(exps, variants):
+    """The cells of the experiments @exps that the claims of the others
+    in their folders compare (a baseline run that only a claim of
+    another experiment reads, as s001-fig23-sack's)."""
+    cells = set()
+    for folder in sorted({os.path.dirname(e.path) for e in exps.values()}):
+        for other in xp.load_all(variants, folder):
+            if other.name not in exps:
+                cells |= {c for c in other.claim_cells() if c[0] in exps}
+    return cells
 
 
 def alone(p):
@@ -886,7 +901,9 @@ def parser():
     m.add_argument("--claims", action="store_true",
                    help="the full length, only the points the "
                    "experiments' claims compare (a claim's variants at "
-                   "its sweep points): what the report's verdicts need")
+                   "its sweep points, and the points of these "
+                   "experiments other claims read): what the report's "
+                   "verdicts need")
     r.add_argument("--point", action="append", default=[],
                    metavar="K=V", help="only the sweep value K=V, and/or "
                    "variant=NAME (repeatable: a point matches any value "
