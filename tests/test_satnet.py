@@ -1689,19 +1689,32 @@ def test_records_of_other_module_builds_are_run_again(monkeypatch):
     from satnet import runner
     exp = xp.load_experiment(os.path.join(FIX_EXP, "fx-sweep.toml"))
     pts = exp.points("full")
-    rec = record.load(os.path.join(FIX_RESULTS, pts[0].relpath()))
+    tcpr = next(p for p in pts if p.variant == "tcp-r")
+    reno = next(p for p in pts if p.variant == "reno")
+    rec = record.load(os.path.join(FIX_RESULTS, tcpr.relpath()))
     built = {m: d["srcversion"] for m, d in rec["meta"]["modules"].items()}
     monkeypatch.setattr(record, "module_builds", lambda: dict(built))
     assert all(runner.stored(p, FIX_RESULTS) for p in pts)
     assert record.stale(rec, built) == []
-    mod = sorted(built)[0]
+    mod = "tcp_r"
     other = {**built, mod: "0" * 23}
     monkeypatch.setattr(record, "module_builds", lambda: dict(other))
     assert record.stale(rec, other) == [mod]
-    assert not runner.stored(pts[0], FIX_RESULTS)
-    assert runner.stored(pts[0], FIX_RESULTS, reuse_stale=True)
+    assert not runner.stored(tcpr, FIX_RESULTS)
+    assert runner.stored(tcpr, FIX_RESULTS, reuse_stale=True)
     # a module not built here cannot make a record stale
     assert record.stale(rec, {**other, mod: None}) == []
+    # tcp_r calls into tcp_rn: a new tcp_rn makes its runs stale too
+    assert record.stale(rec, {**built, "tcp_rn": "0" * 23}) == ["tcp_rn"]
+    # reno over pfifo ran no module of ours, though all four were loaded
+    # in its guest: no build of them makes it stale ...
+    plain = record.load(os.path.join(FIX_RESULTS, reno.relpath()))
+    assert set(plain["meta"]["modules"]) == set(built)
+    assert record.used_modules(plain) == set()
+    assert runner.stored(reno, FIX_RESULTS)
+    # ... but a record that does not say what it ran counts every module
+    del plain["meta"]["spec"]
+    assert record.stale(plain, other) == [mod]
     assert record.stale_note(0) == ""
     assert record.stale_note(1) == " (1 stale run)"
     assert record.stale_note(8) == " (8 stale runs)"
@@ -1738,7 +1751,8 @@ def test_report_marks_stale_runs(tmp_path, monkeypatch):
     text = md.read_text()
     assert "\n- clock: real (before flow steering); before flow steering, " \
         "a guest of two CPUs could reorder a flow ([testbed.md](" in text
-    assert "0 of 8 runs made by the modules as built now; 8 stale " \
+    # reno's runs ran no module of ours: only tcp-r's are stale
+    assert "4 of 8 runs made by the modules as built now; 4 stale " \
         "(other builds of tcp_r" in text, text[:2000]
     assert "stale runs)" in claim_line(md, "fx-ratio")
 

@@ -19,6 +19,7 @@ from . import kmod, mice
 from .castate import CA_STATES
 from .checkout import git_state
 from .experiment import MICE
+from .host import OWN_DEPENDS
 from .paths import MODULES, RESULTS_DIR, TOP
 from .topo import steering_mask
 
@@ -64,14 +65,46 @@ def module_builds(top=None):
     return _builds[top]
 
 
+def used_modules(rec):
+    """The project modules whose code a record's point ran, from its
+    meta.spec: its flows' congestion controls and the modules whose
+    parameters they set, the epdn qdisc on its bottleneck, and in an EPDN
+    domain the RN-TCP receiver and origin (rn_host) and the epdn qdisc of
+    its router, and the modules those call into (host.OWN_DEPENDS: tcp_r
+    uses tcp_rn's).  A module merely resident (an earlier point of the guest
+    loaded it) runs none of its code for this point: rn_host's hooks
+    return at once where net.rn.receiver and net.rn.epdn_origin are off.
+    None when the spec does not say (a record without one, or a mix with
+    short flows, whose variant the spec names but not its module): then
+    every module the record lists counts."""
+    spec = (rec.get("meta") or {}).get("spec")
+    sc = isinstance(spec, dict) and spec.get("scenario")
+    if not isinstance(sc, dict) or spec.get("mice") or \
+            not spec.get("flows"):
+        return None
+    used = set()
+    for f in spec["flows"]:
+        used.add("tcp_" + str(f.get("cc")))
+        used.update(f.get("params") or {})
+    if sc.get("qdisc") == "epdn":
+        used.add("sch_epdn")
+    if sc.get("epdn_domain"):
+        used.update(("rn_host", "sch_epdn"))
+    for m in list(used):            # and the modules they call into
+        used.update(OWN_DEPENDS.get(m, ()))
+    return used & set(MODULES)
+
+
 def stale(rec, builds):
-    """The project modules a record loaded whose build differs from
-    @builds (module_builds()): [] when the record is current.  A module
-    not built now cannot be judged and is not counted."""
+    """The project modules a record's point ran (used_modules()) whose
+    build differs from @builds (module_builds()): [] when the record is
+    current.  A module not built now cannot be judged and is not
+    counted."""
     mods = (rec.get("meta") or {}).get("modules") or {}
+    used = used_modules(rec)
     return sorted(m for m, d in mods.items()
-                  if builds.get(m) and (d or {}).get("srcversion") !=
-                  builds[m])
+                  if (used is None or m in used) and builds.get(m) and
+                  (d or {}).get("srcversion") != builds[m])
 
 
 def stale_note(n):
