@@ -107,6 +107,7 @@ enum rn_stat {
 	RN_ST_FLOWS_AGED,
 	RN_ST_FLOWS_NOMEM,
 	RN_ST_RANGE_OVERFLOWS,
+	RN_ST_PAWS,
 	RN_ST_ACK_MARKED,
 	RN_ST_ACK_UNMARKED,
 	RN_ST_ACK_UNCLASSIFIED,
@@ -142,6 +143,7 @@ static const char * const rn_stat_names[RN_ST_MAX] = {
 	[RN_ST_FLOWS_AGED]	 = "flows_aged",
 	[RN_ST_FLOWS_NOMEM]	 = "flows_nomem",
 	[RN_ST_RANGE_OVERFLOWS]	 = "range_overflows",
+	[RN_ST_PAWS]		 = "data_paws_discarded",
 	[RN_ST_ACK_MARKED]	 = "acks_marked",
 	[RN_ST_ACK_UNMARKED]	 = "acks_unmarked",
 	[RN_ST_ACK_UNCLASSIFIED] = "acks_unclassified",
@@ -475,14 +477,20 @@ static void rn_count_evidence(struct rn_net *rn, enum rn_ev_status s)
 	rn_stat_inc(rn, map[s]);
 }
 
-/* Run one segment through its flow's lists; false if it has no flow. */
+/*
+ * Run one segment through its flow's lists; false if it has no flow.  Its
+ * option's evidence counts even when TCP will discard the segment (PAWS);
+ * its own bytes then count as dropped.
+ */
 static bool rn_data_apply(struct rn_net *rn, const struct rn_pkt *p,
+			  const struct rn_tcpopts *o,
 			  const struct rn_evidence *ev)
 {
 	struct rn_range seg = { .start = p->tcp.seq, .end = p->tcp.end_seq };
 	enum rn_data_result res;
 	struct rn_flow *f;
 	struct rn_key k;
+	bool paws;
 	u32 ovf;
 
 	rn_key_of(p, false, &k);
@@ -493,7 +501,10 @@ static bool rn_data_apply(struct rn_net *rn, const struct rn_pkt *p,
 		return false;
 	}
 	ovf = rn_recv_overflows(&f->st);
+	paws = o->ts && rn_recv_paws(&f->st, &seg, o->tsval);
 	res = rn_recv_data(&f->st, &seg, ev);
+	if (paws)
+		rn_recv_discarded(&f->st, &seg);
 	if (res != RN_DATA_OUTSIDE) {
 		if (p->tcp.flags & SAT_TCP_FIN)
 			rn_recv_fin(&f->st, p->tcp.end_seq);
@@ -502,6 +513,8 @@ static bool rn_data_apply(struct rn_net *rn, const struct rn_pkt *p,
 	}
 	ovf = rn_recv_overflows(&f->st) - ovf;
 	spin_unlock_bh(&rn->lock);
+	if (paws)
+		rn_stat_inc(rn, RN_ST_PAWS);
 	if (res == RN_DATA_OUTSIDE)
 		rn_stat_inc(rn, RN_ST_OUTSIDE);
 	if (res == RN_DATA_WIDE)
@@ -514,6 +527,7 @@ static bool rn_data_apply(struct rn_net *rn, const struct rn_pkt *p,
 static void rn_data_segment(struct rn_net *rn, const struct rn_pkt *p)
 {
 	struct rn_evidence ev;
+	struct rn_tcpopts o;
 	enum rn_ev_status s;
 
 	rn_stat_inc(rn, RN_ST_DATA);
@@ -521,7 +535,9 @@ static void rn_data_segment(struct rn_net *rn, const struct rn_pkt *p)
 	rn_count_evidence(rn, s);
 	if (s == RN_EVS_TRUSTED && ev.unknown)
 		rn_stat_inc(rn, RN_ST_OPT_UNKNOWN);
-	if (!rn_data_apply(rn, p, &ev))
+	rn_parse_tcpopts(p->th + SAT_TCP_HDR_MIN,
+			 p->tcp.hdr_len - SAT_TCP_HDR_MIN, p->tcp.ack, &o);
+	if (!rn_data_apply(rn, p, &o, &ev))
 		rn_stat_inc(rn, RN_ST_UNTRACKED);
 }
 
@@ -663,6 +679,8 @@ static int rn_ack_decide(struct rn_net *rn, const struct rn_pkt *p)
 		spin_unlock_bh(&rn->lock);
 		return -1;
 	}
+	if (o.ts)
+		rn_recv_tstamps(&f->st);
 	mark = rn_recv_ack(&f->st, t->ack, rn_ack_window(t, f->st.wscale));
 	rn_recv_sacked(&f->st, o.blocks, o.nblocks);
 	rn_flow_touch(rn, f);

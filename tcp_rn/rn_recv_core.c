@@ -471,6 +471,64 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 	return proven ? RN_DATA_CLASSIFIED : RN_DATA_UNPROVEN;
 }
 
+/*
+ * RFC 7323 §5.3 as tcp_paws_discard() applies it: with timestamps on, a
+ * segment whose TSval is more than 1 older than TS.Recent will be thrown
+ * away by TCP.  Otherwise TS.Recent follows TCP's tcp_replace_ts_recent():
+ * a segment in the window that starts at or before the ACK number last
+ * sent, and is not older than TS.Recent, sets it.  The 24-day rule never
+ * applies: a flow that idle has long been freed.
+ */
+bool rn_recv_paws(struct rn_recv *st, const struct rn_range *seg, u32 tsval)
+{
+	bool known = st->flags & RN_RF_TS_RECENT;
+
+	if (!(st->flags & RN_RF_TSTAMPS))
+		return false;
+	if (known && (s32)(st->ts_recent - tsval) > 1)
+		return true;
+	if (!sat_after(seg->start, st->rcv_nxt) &&
+	    !sat_before(seg->end, st->rcv_nxt) &&
+	    (!known || (s32)(tsval - st->ts_recent) >= 0)) {
+		st->ts_recent = tsval;
+		st->flags |= RN_RF_TS_RECENT;
+	}
+	return false;
+}
+
+/*
+ * TCP threw the segment away after the hook saw it (it failed PAWS): its
+ * bytes did not arrive, and the sender must send them again.  They leave
+ * the reorder list, so no ACK that names them is marked, and enter the
+ * drop list, so no later gap makes them reordered again; where the
+ * segment is Q, the highest seen, Q's bytes stay out of the drop list and
+ * an ACK that names them is unclassified.
+ */
+void rn_recv_discarded(struct rn_recv *st, const struct rn_range *seg)
+{
+	struct rn_range p = *seg, below, above;
+	u32 ovf = st->drop.overflows;
+
+	if (!rn_recv_window(st, &p))
+		return;
+	p = rn_range_clip(&p, st->rcv_nxt, st->rcv_right);
+	if (rn_range_empty(&p))
+		return;
+	rn_rset_sub(&st->reorder, &p);
+	below = rn_range_make(p.start, sat_seq_min(p.end, st->q_start));
+	above = rn_range_make(sat_seq_max(p.start, st->q_end), p.end);
+	rn_rset_add(&st->drop, &below);
+	rn_rset_add(&st->drop, &above);
+	if (st->drop.overflows != ovf)
+		rn_recv_dropped_wins(st);
+}
+
+/* Our ACKs carry timestamps: TCP checks PAWS on this flow. */
+void rn_recv_tstamps(struct rn_recv *st)
+{
+	st->flags |= RN_RF_TSTAMPS;
+}
+
 /* The peer's FIN arrived: the flow ends once it is acknowledged. */
 void rn_recv_fin(struct rn_recv *st, u32 fin_end)
 {
@@ -603,6 +661,13 @@ static void rn_parse_sack(const u8 *opt, u32 olen, u32 ack,
 	}
 }
 
+/* A timestamp option (RFC 7323 §3): the last one of a segment counts. */
+static void rn_parse_ts(const u8 *opt, struct rn_tcpopts *o)
+{
+	o->ts = true;
+	o->tsval = sat_get_be32(opt + 2);
+}
+
 /* Walk TCP options (@len bytes after the fixed header) of a segment. */
 void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 {
@@ -610,6 +675,8 @@ void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 	int olen;
 
 	o->wscale = -1;
+	o->ts = false;
+	o->tsval = 0;
 	o->sack = false;
 	o->sack_high = ack;
 	o->nblocks = 0;
@@ -620,6 +687,8 @@ void rn_parse_tcpopts(const u8 *opts, u32 len, u32 ack, struct rn_tcpopts *o)
 		if (opts[i] == 3 && olen == 3)
 			o->wscale = opts[i + 2] > RN_WSCALE_MAX ?
 				    RN_WSCALE_MAX : opts[i + 2];
+		else if (opts[i] == SAT_OPT_TIMESTAMP && olen == 10)
+			rn_parse_ts(opts + i, o);
 		else if (opts[i] == SAT_OPT_SACK)
 			rn_parse_sack(opts + i, olen, ack, o);
 	}

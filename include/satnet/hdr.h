@@ -34,6 +34,8 @@
 /* TCP's SACK option (RFC 2018): at most 4 blocks in 40 option bytes. */
 #define SAT_OPT_SACK		5
 #define SAT_SACK_MAX		4
+/* TCP's timestamp option (RFC 7323): kind, length 10, TSval, TSecr. */
+#define SAT_OPT_TIMESTAMP	8
 
 /* TCP flags (byte 13 of the header). */
 #define SAT_TCP_FIN		0x01

@@ -66,6 +66,8 @@ struct rn_rset {
 #define RN_RF_PROVEN		0x01	/* last option proved an EPDN path */
 #define RN_RF_FIN		0x02	/* fin_end is valid */
 #define RN_RF_UNKNOWN		0x04	/* unk_end is valid */
+#define RN_RF_TSTAMPS		0x08	/* our ACKs carry timestamps: PAWS */
+#define RN_RF_TS_RECENT		0x10	/* ts_recent is valid */
 
 /* The receiver state of one flow (one direction of a connection). */
 struct rn_recv {
@@ -75,6 +77,7 @@ struct rn_recv {
 	u32 q_end;		/*    [q_start, q_end) */
 	u32 fin_end;		/* sequence number after the peer's FIN */
 	u32 unk_end;		/* no gap below it is ever called reordered */
+	u32 ts_recent;		/* TS.Recent as TCP keeps it (RFC 7323 §4.3) */
 	u8 wscale;		/* our receive window scale */
 	u8 flags;		/* RN_RF_* */
 	struct rn_rset drop;	/* believed dropped (EPDN said so) */
@@ -120,9 +123,11 @@ enum rn_mark {
 	RN_MARK_UNKNOWN,	/* first hole unclassified: bit clear */
 };
 
-/* What the TCP options of an outgoing segment say. */
+/* What the TCP options of a segment say. */
 struct rn_tcpopts {
 	int wscale;		/* window scale option, or -1 */
+	bool ts;		/* a timestamp option, */
+	u32 tsval;		/*    its TSval */
 	bool sack;		/* a SACK block above the ACK */
 	u32 sack_high;		/* highest right edge of those blocks */
 	u32 nblocks;		/* SACK blocks, as sent: */
@@ -157,6 +162,9 @@ enum rn_data_result rn_recv_data(struct rn_recv *st,
 				 const struct rn_range *seg,
 				 const struct rn_evidence *ev);
 void rn_recv_fin(struct rn_recv *st, u32 fin_end);
+bool rn_recv_paws(struct rn_recv *st, const struct rn_range *seg, u32 tsval);
+void rn_recv_discarded(struct rn_recv *st, const struct rn_range *seg);
+void rn_recv_tstamps(struct rn_recv *st);
 enum rn_mark rn_recv_ack(struct rn_recv *st, u32 ack, u32 wnd);
 void rn_recv_sacked(struct rn_recv *st, const struct rn_range *blocks,
 		    u32 n);

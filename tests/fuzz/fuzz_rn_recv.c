@@ -9,14 +9,17 @@
  *              rn_recv_data(); nothing below unk_end is ever reordered
  *     PACKET   an IPv4 header (options: none, an EPDN option built from
  *              the input, or raw bytes) and a TCP header, through
- *              sat_parse_ipv4(), sat_parse_tcp() and rn_epdn_evidence() into
- *              rn_recv_data(), as the host hook does
+ *              sat_parse_ipv4(), sat_parse_tcp(), rn_epdn_evidence() and
+ *              rn_parse_tcpopts() (its timestamp checked against a
+ *              reference walk) into rn_recv_paws(), rn_recv_data() and,
+ *              for a segment PAWS discards, rn_recv_discarded(), as the
+ *              host hook does
  *     ACK      an ACK number and window: rn_recv_ack()
  *     ACKPKT   TCP options (raw, or SACK blocks and a window scale) through
  *              rn_parse_tcpopts(), its SACK blocks and edge checked against
  *              a reference walk (fuzz_ref_opt(), fuzz_ref_sack()), then
- *              rn_recv_ack() and rn_recv_sacked(); a SYN restarts the flow
- *              as the hook does
+ *              rn_recv_tstamps() if it has a timestamp, rn_recv_ack() and
+ *              rn_recv_sacked(); a SYN restarts the flow as the hook does
  *     INIT     rn_recv_init() and rn_recv_set_high()
  *     FIN      rn_recv_fin()
  *     RSET     add, sub, add_except, prune, has or init on one of two
@@ -254,6 +257,106 @@ static void check_evidence(enum rn_ev_status s, const struct rn_evidence *ev,
 	}
 }
 
+/*
+ * The timestamp option of @len option bytes, as a reference: the TSval of
+ * the last one 10 bytes long before the walk ends (EOL, the end, or a
+ * malformed option), as tcp_parse_options() reads it.
+ */
+static bool ref_ts(const u8 *o, u32 len, u32 *tsval)
+{
+	bool found = false;
+	u64 at, size;
+	int kind;
+
+	for (at = 0; (kind = fuzz_ref_opt(o, len, at, &size)) >= 0;
+	     at += size) {
+		if (kind != SAT_OPT_TIMESTAMP || size != 10)
+			continue;
+		found = true;
+		*tsval = (u32)o[at + 2] << 24 | (u32)o[at + 3] << 16 |
+			 (u32)o[at + 4] << 8 | o[at + 5];
+	}
+	return found;
+}
+
+/* What rn_parse_tcpopts() says of a timestamp is what the options say. */
+static void check_ts(const u8 *o, u32 len, const struct rn_tcpopts *to)
+{
+	u32 tsval = 0;
+	bool ts = ref_ts(o, len, &tsval);
+
+	FUZZ_CHECK(to->ts == ts && (!ts || to->tsval == tsval));
+}
+
+/*
+ * RFC 7323 §5.3: with timestamps on, a TSval more than 1 older than
+ * TS.Recent is discarded and changes nothing; otherwise TS.Recent only
+ * moves forward, and only to a segment's TSval.
+ */
+static bool paws(struct run *x, const struct rn_range *seg, u32 tsval)
+{
+	struct rn_recv *st = x->st, was = *st, now;
+	bool discard = rn_recv_paws(st, seg, tsval);
+
+	if (discard || !(was.flags & RN_RF_TSTAMPS)) {
+		FUZZ_CHECK(!discard || ((was.flags & RN_RF_TS_RECENT) &&
+					(s32)(was.ts_recent - tsval) > 1));
+		FUZZ_CHECK(!memcmp(&was, st, sizeof(was)));
+		return discard;
+	}
+	if (was.flags & RN_RF_TS_RECENT) {
+		FUZZ_CHECK((s32)(was.ts_recent - tsval) <= 1);
+		FUZZ_CHECK(st->ts_recent == was.ts_recent ||
+			   (st->ts_recent == tsval &&
+			    (s32)(tsval - was.ts_recent) > 0));
+	} else if (st->flags & RN_RF_TS_RECENT) {
+		FUZZ_CHECK(st->ts_recent == tsval);
+	}
+	/* Nothing else moves. */
+	now = *st;
+	now.ts_recent = was.ts_recent;
+	now.flags = (now.flags & ~RN_RF_TS_RECENT) |
+		    (was.flags & RN_RF_TS_RECENT);
+	FUZZ_CHECK(!memcmp(&was, &now, sizeof(was)));
+	return false;
+}
+
+/* Does a range of @s hold every byte of @r (not empty)? */
+static bool rset_holds(const struct rn_rset *s, const struct rn_range *r)
+{
+	u32 i;
+
+	for (i = 0; i < s->n; i++)
+		if (!sat_after(s->r[i].start, r->start) &&
+		    !sat_before(s->r[i].end, r->end))
+			return true;
+	return false;
+}
+
+/*
+ * A segment TCP discards: its bytes inside the window leave the reorder
+ * list, and those that are not Q's lie in the drop list; Q never does.
+ */
+static void discarded(struct run *x, const struct rn_range *seg)
+{
+	struct rn_recv *st = x->st;
+	struct rn_range p = *seg, q, part;
+
+	rn_recv_discarded(st, seg);
+	q = rn_range_make(st->q_start, st->q_end);
+	FUZZ_CHECK(!rset_meets(&st->drop, &q));
+	if (seg_outside(st, seg))
+		return;
+	p = rn_range_clip(&p, st->rcv_nxt, st->rcv_right);
+	if (rn_range_empty(&p))
+		return;
+	FUZZ_CHECK(!rset_meets(&st->reorder, &p));
+	part = rn_range_make(p.start, sat_seq_min(p.end, q.start));
+	FUZZ_CHECK(rn_range_empty(&part) || rset_holds(&st->drop, &part));
+	part = rn_range_make(sat_seq_max(p.start, q.end), p.end);
+	FUZZ_CHECK(rn_range_empty(&part) || rset_holds(&st->drop, &part));
+}
+
 /* A data packet through the parsers, as rn_pkt_parse() reads it. */
 static void op_packet(struct fuzz_in *in, struct run *x)
 {
@@ -261,9 +364,11 @@ static void op_packet(struct fuzz_in *in, struct run *x)
 	u32 ttl = fuzz_u8(in), hl, payload, avail, cap, l4, doff;
 	struct rn_evidence ev;
 	enum rn_ev_status s;
+	struct rn_tcpopts to;
 	struct sat_tcp tcp;
 	struct sat_ip ip;
 	struct rn_range seg;
+	bool discard;
 	u8 *h, *t;
 	int ret;
 
@@ -311,16 +416,24 @@ static void op_packet(struct fuzz_in *in, struct run *x)
 	cap = l4 < SAT_TCP_HDR_MAX ? l4 : SAT_TCP_HDR_MAX;
 	t = fuzz_dup(th, cap);
 	ret = sat_parse_tcp(t, cap, l4, &tcp);
-	fuzz_free(t, cap);
 	if (ret != SAT_OK) {
+		fuzz_free(t, cap);
 		FUZZ_CHECK(cap < 20 || l4 < doff * 4 || cap < doff * 4);
 		return;
 	}
+	/* The options as the hook reads them: the header's own bytes. */
+	rn_parse_tcpopts(t + SAT_TCP_HDR_MIN, tcp.hdr_len - SAT_TCP_HDR_MIN,
+			 tcp.ack, &to);
+	fuzz_free(t, cap);
+	check_ts(th + SAT_TCP_HDR_MIN, tcp.hdr_len - SAT_TCP_HDR_MIN, &to);
 	FUZZ_CHECK(tcp.hdr_len == doff * 4 && tcp.payload == l4 - doff * 4);
 	FUZZ_CHECK(tcp.end_seq - tcp.seq == tcp.payload +
 		   !!(tcp.flags & SAT_TCP_SYN) + !!(tcp.flags & SAT_TCP_FIN));
 	seg = rn_range_make(tcp.seq, tcp.end_seq);
+	discard = to.ts && paws(x, &seg, to.tsval);
 	data(x, &seg, &ev);
+	if (discard)
+		discarded(x, &seg);
 	if (tcp.flags & SAT_TCP_FIN)
 		rn_recv_fin(x->st, tcp.end_seq);
 }
@@ -444,12 +557,16 @@ static void op_ackpkt(struct fuzz_in *in, struct run *x)
 	FUZZ_CHECK(to.wscale >= -1 && to.wscale <= RN_WSCALE_MAX);
 	FUZZ_CHECK(to.sack ? sat_after(to.sack_high, a) :
 		   to.sack_high == a);
+	check_ts(raw, len, &to);
 	if (mode & 2) {		/* SYN: the flow starts (rn_flow_start()) */
 		rn_recv_init(x->st, a, win, to.wscale < 0 ? 0 : to.wscale);
 		if (to.sack)
 			rn_recv_set_high(x->st, to.sack_high);
-		return;
 	}
+	if (to.ts)
+		rn_recv_tstamps(x->st);
+	if (mode & 2)
+		return;
 	ack(x, a, win << x->st->wscale);
 	sacked(x, to.blocks, to.nblocks);
 }

@@ -198,8 +198,32 @@ def packet(ttl, ipopts, seg, tcpflags=0x10):
         seq(NXT, seg * MSS) + u8(0) + u8(tcpflags)
 
 
+def tsopt(tsval):
+    """NOP NOP TS: the 12 option bytes TCP sends, TSecr 0."""
+    return u8(1) + u8(1) + u8(8) + u8(10) + be32(tsval) + be32(0)
+
+
+def packet_ts(ttl, ipopts, seg, tsval):
+    """A data packet whose TCP header carries a timestamp (doff 8)."""
+    return u8(PACKET) + u8(ttl) + ipopts + u8(0) + u16(MSS) + \
+        seq(NXT, seg * MSS) + u8(3) + u8(0x10) + tsopt(tsval)
+
+
 def seeds_rn_recv():
     t = "fuzz_rn_recv"
+    # PAWS: our ACKs carry timestamps; 1 and 3 are late, 1's
+    # retransmission moves TS.Recent, and 3's late original is discarded
+    # (offsets from rcv_nxt, which each ACK moves).
+    write(t, "paws-late-original", recv_seed(1000, 64 * MSS, [
+        u8(ACKPKT) + u8(1) + seq(NXT, 0) + u16(64) + u8(12) + tsopt(7),
+        packet_ts(64, u8(2), 0, 100),
+        u8(ACK) + seq(NXT, 1 * MSS) + length(64 * MSS),
+        packet_ts(64, u8(2), 1, 100),
+        packet_ts(64, u8(2), 3, 100),
+        packet_ts(64, u8(2), 0, 200),
+        u8(ACK) + seq(NXT, 2 * MSS) + length(64 * MSS),
+        packet_ts(64, u8(2), 0, 100),
+        u8(ACK) + seq(NXT, 0) + length(64 * MSS)]))
     # Seed 001 §II: Q = 2, P = <7, max 5, min 4>: 3 and 6 reordered.
     write(t, "sec2-example", recv_seed(1000, 64 * MSS, [
         u8(DATA) + pk(0) + ev(EMPTY),

@@ -476,9 +476,10 @@ static void test_sacked_gaps_leave_the_reorder_list(void)
 }
 
 /*
- * A segment the hook saw and TCP threw away (PAWS: a late original older
- * than the retransmission that last moved the window) is in no SACK
- * block: its hole stays reordered, and the ACK that names it is marked.
+ * A segment the hook saw and TCP threw away for a reason the hook cannot
+ * see (pruned under memory pressure) is in no SACK block: its hole stays
+ * reordered, and the ACK that names it is marked.  A PAWS discard the
+ * hook predicts: test_paws_discard_is_dropped().
  */
 static void test_discarded_segment_stays_reordered(void)
 {
@@ -502,6 +503,100 @@ static void test_discarded_segment_stays_reordered(void)
 	/* The retransmission: TCP keeps this copy. */
 	CHECK_EQ(tcp_takes(&st, &v, 3), RN_MARK_INORDER);
 	CHECK_EQ(st.reorder.n, 0);
+	CHECK(recv_sane(&st));
+}
+
+/* Packet @pkt arrives with TSval @ts, as the hook runs it. */
+static bool rx_ts(struct rn_recv *st, u32 pkt, u32 ts)
+{
+	struct rn_range p = pk(pkt);
+	struct rn_evidence ev = ev_kind(RN_EV_EMPTY);
+	bool paws = rn_recv_paws(st, &p, ts);
+
+	rn_recv_data(st, &p, &ev);
+	if (paws)
+		rn_recv_discarded(st, &p);
+	return paws;
+}
+
+/*
+ * The late original of a reordered packet, older than the retransmission
+ * that last moved the window, fails PAWS (RFC 7323 §5.3): TCP throws it
+ * away, so its hole is a loss the sender must repair, and the ACK that
+ * names it is not marked.
+ */
+static void test_paws_discard_is_dropped(void)
+{
+	static struct tcp_view v;
+	struct rn_recv st;
+
+	memset(&v, 0, sizeof(v));
+	v.n = 8;
+	flow_at(&st, 0);
+	rn_recv_tstamps(&st);
+	v.got[0] = true;
+	CHECK_EQ(tcp_acks(&st, &v, 0), RN_MARK_INORDER);
+	CHECK(!rx_ts(&st, 2, 100));		/* 1 and 3 are late */
+	v.got[2] = true;
+	CHECK_EQ(tcp_acks(&st, &v, 2), RN_MARK_REORDER);
+	CHECK(!rx_ts(&st, 4, 100));
+	v.got[4] = true;
+	CHECK_EQ(tcp_acks(&st, &v, 4), RN_MARK_REORDER);
+	CHECK(!(st.flags & RN_RF_TS_RECENT));	/* nothing at the ACK yet */
+	/* 1's retransmission moves the window, and TS.Recent with it. */
+	CHECK(!rx_ts(&st, 1, 200));
+	CHECK_EQ(st.ts_recent, 200);
+	v.got[1] = true;
+	CHECK_EQ(tcp_acks(&st, &v, 1), RN_MARK_REORDER);	/* 3 */
+	/* 3's original, sent before that retransmission: discarded. */
+	CHECK(rx_ts(&st, 3, 100));
+	CHECK(set_is(&st.drop, "3"));
+	CHECK_EQ(st.reorder.n, 0);
+	CHECK_EQ(tcp_acks(&st, &v, 4), RN_MARK_DROP);
+	CHECK_EQ(st.ts_recent, 200);
+	/* One tick older still passes, as tcp_paws_check() lets it. */
+	CHECK(!rx_ts(&st, 5, 199));
+	/* The retransmission TCP keeps fills it. */
+	CHECK(!rx_ts(&st, 3, 300));
+	v.got[3] = true;
+	v.got[5] = true;
+	CHECK_EQ(tcp_acks(&st, &v, 3), RN_MARK_INORDER);
+	CHECK_EQ(st.drop.n + st.reorder.n, 0);
+	CHECK_EQ(st.ts_recent, 300);
+	CHECK(recv_sane(&st));
+}
+
+/*
+ * TS.Recent moves as TCP moves it: only from a segment that starts at or
+ * before the ACK number last sent and ends at or after it, and never
+ * back; out-of-order segments leave it alone; TSvals wrap.  Without
+ * timestamps on our ACKs there is no PAWS, and nothing is discarded.
+ */
+static void test_paws_follows_tcp(void)
+{
+	struct rn_recv st;
+	struct rn_range p;
+
+	flow_at(&st, 0);
+	CHECK(!rx_ts(&st, 0, 50));
+	CHECK(!rx_ts(&st, 5, 10));		/* no timestamps: no PAWS */
+	CHECK(!(st.flags & RN_RF_TS_RECENT));
+	rn_recv_tstamps(&st);
+	CHECK(!rx_ts(&st, 6, 10));		/* out of order: not kept */
+	CHECK(!(st.flags & RN_RF_TS_RECENT));
+	CHECK(!rx_ts(&st, 0, 0xfffffff0u));	/* at the ACK number */
+	CHECK_EQ(st.ts_recent, 0xfffffff0u);
+	CHECK(!rx_ts(&st, 0, 0xffffffefu));	/* 1 older: TS.Recent stays */
+	CHECK_EQ(st.ts_recent, 0xfffffff0u);
+	p = pk(0);
+	CHECK(rn_recv_paws(&st, &p, 0xffffffe0u));
+	CHECK(!rx_ts(&st, 0, 5));		/* wrapped: newer */
+	CHECK_EQ(st.ts_recent, 5);
+	CHECK(rx_ts(&st, 7, 0xfffffff0u));	/* now more than 1 older */
+	/* Q, the highest seen, is in no list: its ACK is not marked. */
+	check_q(&st, 7);
+	CHECK_EQ(st.drop.n, 0);
+	CHECK_EQ(rn_recv_ack(&st, seq_of(7), 64 * MSS), RN_MARK_UNKNOWN);
 	CHECK(recv_sane(&st));
 }
 
@@ -1138,6 +1233,7 @@ static void test_parse_tcpopts(void)
 	CHECK_EQ(o.nblocks, 2);
 	CHECK(o.blocks[0].start == 3000 && o.blocks[0].end == 4000);
 	CHECK(o.blocks[1].start == 6000 && o.blocks[1].end == 9000);
+	CHECK(!o.ts);
 	/*
 	 * Blocks at or below the ACK (DSACK) do not count for the edge;
 	 * they are kept as sent (rn_recv_sacked() clips them).
@@ -1186,6 +1282,36 @@ static void test_parse_tcpopts(void)
 	CHECK(!o.sack);
 	CHECK_EQ(o.sack_high, 2000);
 	CHECK_EQ(o.wscale, 9);
+	/*
+	 * NOP NOP TS, the layout TCP sends; the last of two counts, and one
+	 * of another length is ignored, as tcp_parse_options() does.
+	 */
+	memset(th, 0, sizeof(th));
+	th[0] = 1;
+	th[1] = 1;
+	th[2] = SAT_OPT_TIMESTAMP;
+	th[3] = 10;
+	put32(th + 4, 0xdeadbeefu);
+	put32(th + 8, 7);
+	rn_parse_tcpopts(th, 12, 2000, &o);
+	CHECK(o.ts);
+	CHECK_EQ(o.tsval, 0xdeadbeefu);
+	th[12] = SAT_OPT_TIMESTAMP;
+	th[13] = 10;
+	put32(th + 14, 42);
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK_EQ(o.tsval, 42);
+	th[13] = 9;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(o.ts);
+	CHECK_EQ(o.tsval, 0xdeadbeefu);
+	th[3] = 11;				/* not a timestamp */
+	th[13] = 10;
+	rn_parse_tcpopts(th, 24, 2000, &o);
+	CHECK(!o.ts);
+	th[3] = 10;
+	rn_parse_tcpopts(th, 11, 2000, &o);	/* cut short: none */
+	CHECK(!o.ts);
 }
 
 static void test_origin(void)
@@ -1487,6 +1613,8 @@ static void run_examples(u32 at)
 	RUN(test_mark_after_gap_filled);
 	RUN(test_sacked_gaps_leave_the_reorder_list);
 	RUN(test_discarded_segment_stays_reordered);
+	RUN(test_paws_discard_is_dropped);
+	RUN(test_paws_follows_tcp);
 	RUN(test_sacked_clipped_to_window);
 	RUN(test_mark_unknown_hole);
 	RUN(test_unknown_gap_not_reordered);
