@@ -1790,6 +1790,17 @@ def test_export_adds_the_counters_asked_for(tmp_path):
         assert float(x["rn_sender.acks_dn"]) == \
             rec["host"]["proc_sender"].get("rn_sender.acks_dn", 0)
     assert any(float(x["rn_sender.acks_dn"]) > 0 for x in rows)
+    # the receiving host's counters, named receiver.X
+    r = satnet("export", "--results", FIX_RESULTS, "-o", str(out),
+               "--counter", "receiver.rn_host.acks_inorder")
+    assert r.returncode == 0, r.stderr
+    for x in csv.DictReader(open(out)):
+        rec = json.load(open(x["path"]))
+        assert float(x["receiver.rn_host.acks_inorder"]) == \
+            rec["host"]["proc_receiver"].get("rn_host.acks_inorder", 0)
+    r = satnet("export", "--results", FIX_RESULTS, "--counter",
+               "rn_host.acks_inorder")     # not the sender's
+    assert r.returncode == 2, r.stderr
     r = satnet("export", "--results", FIX_RESULTS, "--counter",
                "TcpExtNoSuchCounter")
     assert r.returncode == 2 and "no run counts TcpExtNoSuchCounter" in \

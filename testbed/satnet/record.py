@@ -328,22 +328,40 @@ def load_all(results=RESULTS_DIR, experiments=None, warn=print):
     return recs
 
 
+# A counter of the receiving host: "receiver.TcpExtPAWSEstab",
+# "receiver.rn_host.data_paws_discarded".
+RECEIVER = "receiver."
+
+
+def _host_counters(rec, name):
+    """The host-wide counters @name lives in, and its name there: the
+    receiver's nstat and /proc/net files for a receiver. name, else the
+    sender's /proc/net files (rn_sender.timeouts)."""
+    h = rec["host"]
+    if name.startswith(RECEIVER):
+        return {**h.get("nstat_receiver", {}),
+                **h.get("proc_receiver", {})}, name[len(RECEIVER):]
+    return h.get("proc_sender", {}), name
+
+
 def counter(rec, variant, name):
     """Counter @name (a `counters` name of docs/experiments.md) of a run:
     the mean over @variant's flows, None when the run has none of them."""
     fs = [f for f in rec["flows"] if f["variant"] == variant]
     if len(rec["flows"]) == 1 and fs and name not in fs[0]["counters"]:
-        # a module's own counters (rn_sender.timeouts, /proc/net) are the
-        # sender host's, so they are one flow's only when it is alone
-        return rec["host"].get("proc_sender", {}).get(name, 0)
+        # a module's own counters (rn_sender.timeouts, /proc/net) and the
+        # receiver's are a host's, so they are one flow's only when it
+        # is alone
+        have, key = _host_counters(rec, name)
+        return have.get(key, 0)
     return sum(f["counters"].get(name, 0) for f in fs) / len(fs) \
         if fs else None
 
 
 def has_counter(rec, name):
-    """Does the run count @name at all (a flow's or its sender's)?"""
-    return any(name in f["counters"] for f in rec["flows"]) or \
-        name in rec["host"].get("proc_sender", {})
+    """Does the run count @name at all (a flow's or a host's)?"""
+    have, key = _host_counters(rec, name)
+    return any(name in f["counters"] for f in rec["flows"]) or key in have
 
 
 EXPORT_FIELDS = ("experiment", "mode", "variant", "point", "rep", "flows",
