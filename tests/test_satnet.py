@@ -1888,7 +1888,7 @@ def test_mix_flows_get_their_own_profiles_and_a_swept_profile_wins():
     exp = xp.load_experiment("s000-fig9")
     flows = exp.points("full")[0].spec()["flows"]
     assert {f["variant"]: f["profile"] for f in flows} == {
-        "tcp-r": "linux-ecn", "rn-epdnv3": "linux-ecn", "sack": "sack",
+        "tcp-r": "linux-ecn", "rn-epdnv3": "linux-ecn", "sack-ns2": "sack-ns2",
         "dsack-r": "dsack-r", "rr-tcp": "rr-tcp"}
     exp = xp.load_experiment("s003-fig5")
     for p in exp.points("full")[:2]:
