@@ -67,7 +67,12 @@ def cpu_use(before, after):
 
 def nstat(topo, ns):
     """All TCP/IP MIB counters of a namespace (fresh, so absolute)."""
-    text = proc_net(ns, "netstat") + proc_net(ns, "snmp")
+    return parse_mib(proc_net(ns, "netstat") + proc_net(ns, "snmp"))
+
+
+def parse_mib(text):
+    """/proc/net/netstat or snmp text as {"TcpExtTCPTimeouts": n, ...},
+    the names nstat prints."""
     counters = {}
     lines = text.splitlines()
     for head, vals in zip(lines[0::2], lines[1::2]):
